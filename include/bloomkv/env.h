@@ -1,0 +1,199 @@
+// Env: the file-system interface every byte of bloomkv IO goes through.
+//
+// Tests and benchmarks wrap an Env (see EnvWrapper) to inject faults, drop
+// unsynced data or count every read that reaches a file. Env::Default() is a
+// POSIX implementation whose random reads use pread(2).
+//
+// Thread-safety: Env methods are thread-safe. A RandomAccessFile may be read
+// by many threads at once. SequentialFile and WritableFile objects require
+// external synchronization.
+#ifndef BLOOMKV_INCLUDE_ENV_H_
+#define BLOOMKV_INCLUDE_ENV_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bloomkv/slice.h"
+#include "bloomkv/status.h"
+
+namespace bloomkv {
+
+// A file read from start to end, e.g. a write-ahead log during recovery.
+class SequentialFile {
+ public:
+  SequentialFile() = default;
+  SequentialFile(const SequentialFile&) = delete;
+  SequentialFile& operator=(const SequentialFile&) = delete;
+  virtual ~SequentialFile();
+
+  // Reads up to n bytes. *result points either into scratch[0..n-1] or at
+  // data the file owns; fewer than n bytes means end of file.
+  // REQUIRES: scratch has room for n bytes.
+  virtual Status Read(size_t n, Slice* result, char* scratch) = 0;
+  // Skips n bytes; skipping past the end is not an error (the next Read
+  // returns nothing).
+  virtual Status Skip(uint64_t n) = 0;
+};
+
+// A file read at arbitrary offsets, e.g. a segment file. Thread-safe.
+class RandomAccessFile {
+ public:
+  RandomAccessFile() = default;
+  RandomAccessFile(const RandomAccessFile&) = delete;
+  RandomAccessFile& operator=(const RandomAccessFile&) = delete;
+  virtual ~RandomAccessFile();
+
+  // Reads up to n bytes at offset. *result points either into scratch or at
+  // data the file owns; fewer than n bytes means the read crossed the end of
+  // the file. REQUIRES: scratch has room for n bytes.
+  virtual Status Read(uint64_t offset, size_t n, Slice* result,
+                      char* scratch) const = 0;
+};
+
+// A file written sequentially. Buffering is allowed: data is only guaranteed
+// to reach the OS after Flush() and stable storage after Sync().
+class WritableFile {
+ public:
+  WritableFile() = default;
+  WritableFile(const WritableFile&) = delete;
+  WritableFile& operator=(const WritableFile&) = delete;
+  virtual ~WritableFile();
+
+  virtual Status Append(const Slice& data) = 0;
+  virtual Status Flush() = 0;
+  // Flushes, then fsyncs the file's data (fdatasync or better).
+  virtual Status Sync() = 0;
+  virtual Status Close() = 0;
+};
+
+// An advisory lock on a file, held by this process until UnlockFile.
+class FileLock {
+ public:
+  FileLock() = default;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  virtual ~FileLock();
+};
+
+class Env {
+ public:
+  Env() = default;
+  Env(const Env&) = delete;
+  Env& operator=(const Env&) = delete;
+  virtual ~Env();
+
+  // The process-wide POSIX Env. Never deleted.
+  static Env* Default();
+
+  virtual Status NewSequentialFile(const std::string& fname,
+                                   std::unique_ptr<SequentialFile>* result) = 0;
+  virtual Status NewRandomAccessFile(
+      const std::string& fname, std::unique_ptr<RandomAccessFile>* result) = 0;
+  // Creates a new file, truncating any existing one.
+  virtual Status NewWritableFile(const std::string& fname,
+                                 std::unique_ptr<WritableFile>* result) = 0;
+  // Opens a file for appending, creating it if missing.
+  virtual Status NewAppendableFile(const std::string& fname,
+                                   std::unique_ptr<WritableFile>* result) = 0;
+
+  virtual bool FileExists(const std::string& fname) = 0;
+  // Names (not paths) of the entries of dir, without "." and "..".
+  virtual Status GetChildren(const std::string& dir,
+                             std::vector<std::string>* result) = 0;
+  virtual Status RemoveFile(const std::string& fname) = 0;
+  // OK if the directory already exists.
+  virtual Status CreateDir(const std::string& dirname) = 0;
+  virtual Status RemoveDir(const std::string& dirname) = 0;
+  virtual Status GetFileSize(const std::string& fname, uint64_t* size) = 0;
+  // Atomically replaces target (if any) with src.
+  virtual Status RenameFile(const std::string& src,
+                            const std::string& target) = 0;
+  // fsyncs a directory so that entries created, renamed or removed in it
+  // survive a crash.
+  virtual Status SyncDir(const std::string& dirname) = 0;
+  // True when dirname exists and is a directory.
+  virtual bool IsDirectory(const std::string& dirname) = 0;
+
+  // Takes an exclusive lock on fname (created if missing). Fails with
+  // IOError if another process — or this one — already holds it.
+  virtual Status LockFile(const std::string& fname,
+                          std::unique_ptr<FileLock>* lock) = 0;
+  virtual Status UnlockFile(std::unique_ptr<FileLock> lock) = 0;
+
+  // Microseconds since some fixed point; for measuring intervals.
+  virtual uint64_t NowMicros() = 0;
+};
+
+// Forwards every call to another Env; subclass it to override a few calls.
+class EnvWrapper : public Env {
+ public:
+  // REQUIRES: target outlives this wrapper.
+  explicit EnvWrapper(Env* target) : target_(target) {}
+  Env* target() const { return target_; }
+
+  Status NewSequentialFile(const std::string& f,
+                           std::unique_ptr<SequentialFile>* r) override {
+    return target_->NewSequentialFile(f, r);
+  }
+  Status NewRandomAccessFile(const std::string& f,
+                             std::unique_ptr<RandomAccessFile>* r) override {
+    return target_->NewRandomAccessFile(f, r);
+  }
+  Status NewWritableFile(const std::string& f,
+                         std::unique_ptr<WritableFile>* r) override {
+    return target_->NewWritableFile(f, r);
+  }
+  Status NewAppendableFile(const std::string& f,
+                           std::unique_ptr<WritableFile>* r) override {
+    return target_->NewAppendableFile(f, r);
+  }
+  bool FileExists(const std::string& f) override {
+    return target_->FileExists(f);
+  }
+  Status GetChildren(const std::string& dir,
+                     std::vector<std::string>* r) override {
+    return target_->GetChildren(dir, r);
+  }
+  Status RemoveFile(const std::string& f) override {
+    return target_->RemoveFile(f);
+  }
+  Status CreateDir(const std::string& d) override {
+    return target_->CreateDir(d);
+  }
+  Status RemoveDir(const std::string& d) override {
+    return target_->RemoveDir(d);
+  }
+  Status GetFileSize(const std::string& f, uint64_t* s) override {
+    return target_->GetFileSize(f, s);
+  }
+  Status RenameFile(const std::string& s, const std::string& t) override {
+    return target_->RenameFile(s, t);
+  }
+  Status SyncDir(const std::string& d) override { return target_->SyncDir(d); }
+  bool IsDirectory(const std::string& d) override {
+    return target_->IsDirectory(d);
+  }
+  Status LockFile(const std::string& f,
+                  std::unique_ptr<FileLock>* l) override {
+    return target_->LockFile(f, l);
+  }
+  Status UnlockFile(std::unique_ptr<FileLock> l) override {
+    return target_->UnlockFile(std::move(l));
+  }
+  uint64_t NowMicros() override { return target_->NowMicros(); }
+
+ private:
+  Env* const target_;
+};
+
+// Reads the whole file into *data.
+Status ReadFileToString(Env* env, const std::string& fname, std::string* data);
+// Writes data to a new file fname; with sync, fsyncs it before closing.
+Status WriteStringToFile(Env* env, const Slice& data, const std::string& fname,
+                         bool sync);
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_INCLUDE_ENV_H_

@@ -1,0 +1,63 @@
+// FilterPolicy: builds and probes the per-segment filter that lets a point
+// read skip a segment without touching disk.
+//
+// A filter is built from the 64-bit XXH3 hashes of a segment's distinct user
+// keys; a read hashes its key once and probes every candidate segment's filter
+// with that same hash. A policy's Name() is stored in each segment it built,
+// and a reader only interprets a filter whose stored name equals its own
+// policy's Name(): a changed encoding must get a new name.
+//
+// Thread-safety: policies are immutable and safe to share between threads.
+#ifndef BLOOMKV_INCLUDE_FILTER_POLICY_H_
+#define BLOOMKV_INCLUDE_FILTER_POLICY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "bloomkv/slice.h"
+
+namespace bloomkv {
+
+class FilterPolicy {
+ public:
+  virtual ~FilterPolicy();
+
+  // Identifies the filter encoding; stored on disk next to every filter.
+  virtual const char* Name() const = 0;
+
+  // Appends to *dst a filter that contains each of hashes[0..n-1]. The
+  // hashes may contain duplicates. n may be 0.
+  virtual void CreateFilter(const uint64_t* hashes, size_t n,
+                            std::string* dst) const = 0;
+
+  // False only if the key whose hash is `hash` was definitely not among the
+  // hashes given to CreateFilter when `filter` was built. A filter this policy
+  // cannot parse (e.g. a truncated one) answers true: never a false negative.
+  virtual bool KeyMayMatch(uint64_t hash, const Slice& filter) const = 0;
+
+  // The configured bits per key (for a policy sized by false-positive rate,
+  // the bits per key that rate implies).
+  virtual double BitsPerKey() const = 0;
+
+  // The false-positive rate that theory predicts for `filter` holding
+  // num_keys distinct keys; 1.0 if the filter cannot be parsed.
+  virtual double TheoreticalFpRate(const Slice& filter,
+                                   uint64_t num_keys) const = 0;
+};
+
+// The built-in cache-line-blocked bloom filter: every probe of one key falls
+// in the same 64-byte line, so a probe costs at most one cache miss.
+// bits_per_key is clamped to [1, 100]; 10 gives a false-positive rate of
+// about 1%.
+std::shared_ptr<const FilterPolicy> NewBloomFilterPolicy(double bits_per_key);
+
+// The same filter sized for a target false-positive rate p, using
+// m = -n * ln(p) / (ln 2)^2 bits for n keys. p is clamped to [1e-6, 0.5].
+std::shared_ptr<const FilterPolicy> NewBloomFilterPolicyForFpRate(
+    double fp_rate);
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_INCLUDE_FILTER_POLICY_H_

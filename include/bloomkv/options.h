@@ -1,0 +1,94 @@
+// Options that control a database, a read and a write.
+//
+// Every field has an in-class default; the defaults suit a short-code -> URL
+// store on an SSD. Thread-safety: plain values; the objects they point to
+// (filter policy, env) must be thread-safe, and must outlive the DB.
+#ifndef BLOOMKV_INCLUDE_OPTIONS_H_
+#define BLOOMKV_INCLUDE_OPTIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "bloomkv/filter_policy.h"
+
+namespace bloomkv {
+
+class Env;
+class Snapshot;
+struct GetTrace;
+
+// Never change the values: stored on disk in every block trailer.
+enum class CompressionType : uint8_t {
+  kNone = 0,
+  kLZ4 = 1,
+};
+
+struct Options {
+  // Create the database if `path` holds none. Default: false.
+  bool create_if_missing = false;
+
+  // Fail Open if the database already exists. Default: false.
+  bool error_if_exists = false;
+
+  // Bytes of writes collected in the memtable before it is flushed to a new
+  // level-0 segment. Larger values mean fewer, larger segments and a longer
+  // log replay after a crash. Default: 4 MiB. Range: [64 KiB, 1 GiB].
+  size_t write_buffer_size = 4 << 20;
+
+  // Approximate uncompressed size of a data block, the unit of disk reads
+  // and of the block cache. Default: 4 KiB. Range: [1 KiB, 4 MiB].
+  size_t block_size = 4096;
+
+  // Compression of data blocks. A block is stored raw when compression
+  // saves less than 1/8 of it. Default: LZ4.
+  CompressionType compression = CompressionType::kLZ4;
+
+  // The filter built into every segment, consulted before any read of it.
+  // nullptr builds no filters, so every lookup reads from every segment whose
+  // key range covers the key. Default: bloom filter at 10 bits per key
+  // (about 1% false positives).
+  std::shared_ptr<const FilterPolicy> filter_policy =
+      NewBloomFilterPolicy(10.0);
+
+  // Bytes of uncompressed data blocks kept in the sharded LRU block cache;
+  // 0 disables the cache. Default: 8 MiB.
+  size_t block_cache_capacity = 8 << 20;
+
+  // Verify more aggressively: every block read is checksummed, and on Open a
+  // corrupt write-ahead log record that is not the torn tail of the last log
+  // fails with Corruption instead of being skipped. Default: true.
+  bool paranoid_checks = true;
+
+  // File-system interface for all IO. Default: Env::Default().
+  Env* env = nullptr;
+};
+
+struct ReadOptions {
+  // Read as of this snapshot (from DB::GetSnapshot); nullptr reads the
+  // latest state. Default: nullptr.
+  const Snapshot* snapshot = nullptr;
+
+  // Checksum every block read from a file (blocks served by the cache were
+  // verified when they were read). Default: true.
+  bool verify_checksums = true;
+
+  // Put blocks read by this operation in the block cache. Turn off for bulk
+  // scans that would evict the working set. Default: true.
+  bool fill_cache = true;
+
+  // When non-null, Get() clears *trace and records in it every segment it
+  // considered and what happened there. Default: nullptr.
+  GetTrace* trace = nullptr;
+};
+
+struct WriteOptions {
+  // fsync the write-ahead log before the write returns. Without sync, a
+  // process crash loses nothing, but a machine crash may lose the most
+  // recent writes. Default: false.
+  bool sync = false;
+};
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_INCLUDE_OPTIONS_H_

@@ -1,0 +1,75 @@
+// Status: the outcome of an operation — OK, or an error code with a message.
+//
+// bloomkv reports every error through a Status; no exception crosses the API.
+// Status is [[nodiscard]], so a dropped error is a compile-time warning.
+// Thread-safety: a Status is a value; distinct objects may be used from
+// distinct threads without synchronization.
+#ifndef BLOOMKV_INCLUDE_STATUS_H_
+#define BLOOMKV_INCLUDE_STATUS_H_
+
+#include <string>
+#include <string_view>
+
+#include "bloomkv/slice.h"
+
+namespace bloomkv {
+
+class [[nodiscard]] Status {
+ public:
+  // Stored nowhere on disk; values may change between releases.
+  enum class Code : unsigned char {
+    kOk = 0,
+    kNotFound,
+    kCorruption,
+    kNotSupported,
+    kInvalidArgument,
+    kIOError,
+  };
+
+  Status() noexcept = default;
+
+  static Status OK() { return Status(); }
+  static Status NotFound(std::string_view msg, std::string_view msg2 = {}) {
+    return Status(Code::kNotFound, msg, msg2);
+  }
+  static Status Corruption(std::string_view msg, std::string_view msg2 = {}) {
+    return Status(Code::kCorruption, msg, msg2);
+  }
+  static Status NotSupported(std::string_view msg,
+                             std::string_view msg2 = {}) {
+    return Status(Code::kNotSupported, msg, msg2);
+  }
+  static Status InvalidArgument(std::string_view msg,
+                                std::string_view msg2 = {}) {
+    return Status(Code::kInvalidArgument, msg, msg2);
+  }
+  static Status IOError(std::string_view msg, std::string_view msg2 = {}) {
+    return Status(Code::kIOError, msg, msg2);
+  }
+
+  bool ok() const { return code_ == Code::kOk; }
+  bool IsNotFound() const { return code_ == Code::kNotFound; }
+  bool IsCorruption() const { return code_ == Code::kCorruption; }
+  bool IsNotSupported() const { return code_ == Code::kNotSupported; }
+  bool IsInvalidArgument() const { return code_ == Code::kInvalidArgument; }
+  bool IsIOError() const { return code_ == Code::kIOError; }
+
+  Code code() const { return code_; }
+  // The message without the code prefix ("" for OK).
+  const std::string& message() const { return message_; }
+  // "OK", or e.g. "Corruption: 000012.seg: bad block checksum at offset 4096".
+  std::string ToString() const;
+
+  // Explicitly discards a status the caller has decided not to act on.
+  void PermitUncheckedError() const {}
+
+ private:
+  Status(Code code, std::string_view msg, std::string_view msg2);
+
+  Code code_ = Code::kOk;
+  std::string message_;
+};
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_INCLUDE_STATUS_H_

@@ -1,0 +1,70 @@
+// SegmentBuilder: writes one immutable segment file.
+//
+// Call pattern: (Add)* (Finish | Abandon). Add takes internal keys (see
+// internal_key.h) in strictly increasing internal-key order; anything else is
+// rejected with InvalidArgument and the builder stays in that error state.
+// The builder writes through the WritableFile it is given but neither syncs
+// nor closes it: the caller does, so it controls durability.
+// Thread-safety: external synchronization required.
+#ifndef BLOOMKV_TABLE_SEGMENT_BUILDER_H_
+#define BLOOMKV_TABLE_SEGMENT_BUILDER_H_
+
+#include <cstdint>
+#include <memory>
+
+#include "bloomkv/options.h"
+#include "bloomkv/slice.h"
+#include "bloomkv/status.h"
+#include "table/properties.h"
+
+namespace bloomkv {
+
+class FilterPolicy;
+class WritableFile;
+
+struct SegmentBuilderOptions {
+  // Target uncompressed data block size.
+  size_t block_size = 4096;
+  // Keys between restart points in a data block.
+  int block_restart_interval = 16;
+  CompressionType compression = CompressionType::kLZ4;
+  // nullptr: the segment carries no filter.
+  std::shared_ptr<const FilterPolicy> filter_policy;
+};
+
+class SegmentBuilder {
+ public:
+  // REQUIRES: file outlives the builder.
+  SegmentBuilder(const SegmentBuilderOptions& options, WritableFile* file);
+  SegmentBuilder(const SegmentBuilder&) = delete;
+  SegmentBuilder& operator=(const SegmentBuilder&) = delete;
+  ~SegmentBuilder();
+
+  // REQUIRES: Finish() and Abandon() not called.
+  // InvalidArgument if internal_key is malformed or not strictly greater
+  // than the previous key; an IO error from the file is returned as is.
+  Status Add(const Slice& internal_key, const Slice& value);
+
+  // Writes the last data block, the filter, properties and index blocks and
+  // the footer. REQUIRES: Finish() and Abandon() not called.
+  Status Finish();
+
+  // Gives up on the segment; the caller deletes the file.
+  void Abandon();
+
+  // The first error seen, or OK.
+  Status status() const;
+  uint64_t NumEntries() const;
+  // Bytes written so far (the file size after Finish()).
+  uint64_t FileSize() const;
+  // Complete after Finish().
+  const SegmentProperties& properties() const;
+
+ private:
+  struct Rep;
+  std::unique_ptr<Rep> rep_;
+};
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_TABLE_SEGMENT_BUILDER_H_

@@ -1,0 +1,108 @@
+// SegmentReader: point lookups and iteration over one open segment file.
+//
+// Open() reads and verifies the footer, the index, the properties and the
+// filter, and keeps them in memory; data blocks are read on demand (through
+// the block cache when one is given). A point lookup probes the filter with
+// the caller's precomputed key hash before it touches the index or any data
+// block, so a filter negative costs no IO at all.
+//
+// Every read error or checksum mismatch is returned as Corruption (or the
+// Env's IOError) with a message naming the file and offset.
+// Thread-safety: immutable after Open(); safe for concurrent use. Iterators
+// need external synchronization and must not outlive the reader.
+#ifndef BLOOMKV_TABLE_SEGMENT_READER_H_
+#define BLOOMKV_TABLE_SEGMENT_READER_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "bloomkv/iterator.h"
+#include "bloomkv/slice.h"
+#include "bloomkv/status.h"
+#include "table/internal_key.h"
+#include "table/properties.h"
+
+namespace bloomkv {
+
+class Cache;
+class FilterPolicy;
+class RandomAccessFile;
+
+struct SegmentReaderOptions {
+  // The policy whose filters this reader interprets. A segment whose stored
+  // policy name differs (or a null policy) is read without its filter: every
+  // lookup then goes to the index and data blocks.
+  std::shared_ptr<const FilterPolicy> filter_policy;
+  // Optional block cache shared by many readers; not owned.
+  Cache* block_cache = nullptr;
+};
+
+// IO done by one operation; the reader adds to it, never resets it.
+struct SegmentReadStats {
+  uint64_t data_blocks_read = 0;  // data blocks read from the file
+  uint64_t bytes_read = 0;        // bytes read from the file (trailers incl.)
+  uint64_t cache_hits = 0;
+  uint64_t cache_misses = 0;
+};
+
+// Per-read knobs, mirroring ReadOptions.
+struct SegmentReadOptions {
+  bool verify_checksums = true;
+  bool fill_cache = true;
+};
+
+enum class LookupResult {
+  kFilterNegative,  // the filter ruled the key out; nothing was read
+  kNotFound,        // searched (filter positive or no filter): not present
+  kFound,           // newest visible entry is a value; *value holds it
+  kDeleted,         // newest visible entry is a tombstone
+};
+
+class SegmentReader {
+ public:
+  // Takes ownership of file. file_name is used in error messages only.
+  static Status Open(const SegmentReaderOptions& options,
+                     const std::string& file_name,
+                     std::unique_ptr<RandomAccessFile> file, uint64_t file_size,
+                     std::unique_ptr<SegmentReader>* result);
+
+  SegmentReader(const SegmentReader&) = delete;
+  SegmentReader& operator=(const SegmentReader&) = delete;
+  ~SegmentReader();
+
+  // Finds the newest entry for user_key with sequence <= snapshot.
+  // REQUIRES: key_hash == KeyHash(user_key).
+  // On a non-OK status *result is unspecified.
+  Status Get(const SegmentReadOptions& options, const Slice& user_key,
+             uint64_t key_hash, SequenceNumber snapshot, LookupResult* result,
+             std::string* value, SegmentReadStats* stats) const;
+
+  // The filter's answer alone; true when the segment has no usable filter.
+  bool KeyMayMatch(uint64_t key_hash) const;
+
+  // Iterates internal keys and values in order. stats may be null; when
+  // given it must outlive the iterator.
+  std::unique_ptr<Iterator> NewIterator(const SegmentReadOptions& options,
+                                        SegmentReadStats* stats) const;
+
+  const SegmentProperties& properties() const;
+  const std::string& file_name() const;
+  uint64_t file_size() const;
+  // True when the segment has a filter this reader interprets.
+  bool has_filter() const;
+  // Bytes of filter held in memory (0 without a usable filter).
+  uint64_t filter_memory() const;
+  // False-positive rate theory predicts for this segment's filter; 1.0 when
+  // there is no usable filter.
+  double TheoreticalFpRate() const;
+
+ private:
+  struct Rep;
+  explicit SegmentReader(std::unique_ptr<Rep> rep);
+  std::unique_ptr<Rep> rep_;
+};
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_TABLE_SEGMENT_READER_H_

@@ -1,0 +1,37 @@
+# Installs the built bloomkv into a scratch prefix, then builds and runs a tiny
+# application against it twice: with find_package(bloomkv) and with
+# pkg-config. Fails if either the package or the .pc file is broken.
+file(REMOVE_RECURSE ${WORK_DIR})
+set(PREFIX ${WORK_DIR}/prefix)
+
+function(run_step)
+  execute_process(COMMAND ${ARGV} RESULT_VARIABLE rc
+                  OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "step failed (${rc}): ${ARGV}\n${out}\n${err}")
+  endif()
+endfunction()
+
+run_step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
+
+# 1. CMake package.
+run_step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/consumer
+         -B ${WORK_DIR}/cmake-build -DCMAKE_PREFIX_PATH=${PREFIX}
+         -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE})
+run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/cmake-build)
+run_step(${WORK_DIR}/cmake-build/consumer ${WORK_DIR}/db-cmake)
+
+# 2. pkg-config.
+find_program(PKG_CONFIG pkg-config REQUIRED)
+set(ENV{PKG_CONFIG_PATH} ${PREFIX}/lib/pkgconfig:${PREFIX}/lib/x86_64-linux-gnu/pkgconfig)
+execute_process(COMMAND ${PKG_CONFIG} --cflags --libs --static bloomkv
+                OUTPUT_VARIABLE flags RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "pkg-config cannot find bloomkv")
+endif()
+separate_arguments(flags UNIX_COMMAND "${flags}")
+find_program(CXX NAMES c++ g++ REQUIRED)
+run_step(${CXX} -std=c++20 ${SOURCE_DIR}/tests/install/consumer/main.cc
+         -o ${WORK_DIR}/consumer-pc ${flags})
+run_step(${WORK_DIR}/consumer-pc ${WORK_DIR}/db-pc)
+message(STATUS "installed package and pkg-config file both work")

@@ -1,0 +1,53 @@
+// Cache: a sharded LRU cache of immutable objects, charged in bytes.
+//
+// Used as the block cache: keys are a segment's cache id plus a block offset,
+// values are uncompressed blocks. Values are shared_ptr, so an entry evicted
+// while a reader still holds it stays alive until the reader lets go.
+// Thread-safety: thread-safe; each shard has its own mutex.
+#ifndef BLOOMKV_UTIL_CACHE_H_
+#define BLOOMKV_UTIL_CACHE_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "bloomkv/slice.h"
+
+namespace bloomkv {
+
+class Cache {
+ public:
+  // capacity: total charge kept before least-recently-used entries are
+  // evicted, split evenly among 2^num_shard_bits shards.
+  explicit Cache(size_t capacity, int num_shard_bits = 4);
+  Cache(const Cache&) = delete;
+  Cache& operator=(const Cache&) = delete;
+  ~Cache();
+
+  // Inserts or replaces the entry for key. An entry whose charge exceeds a
+  // shard's capacity is not kept.
+  void Insert(const Slice& key, std::shared_ptr<const void> value,
+              size_t charge);
+  // The value for key (and marks it most recently used), or nullptr.
+  std::shared_ptr<const void> Lookup(const Slice& key);
+  void Erase(const Slice& key);
+
+  // A process-unique id, for building keys that never collide across
+  // the users of one cache.
+  uint64_t NewId();
+
+  size_t TotalCharge() const;
+  size_t capacity() const;
+
+ private:
+  struct Shard;
+  const size_t capacity_;
+  const int shard_bits_;
+  std::unique_ptr<Shard[]> shards_;
+  std::atomic<uint64_t> next_id_{1};
+};
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_UTIL_CACHE_H_

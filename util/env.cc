@@ -1,0 +1,45 @@
+// Env base classes and helpers that work with any Env.
+#include "bloomkv/env.h"
+
+namespace bloomkv {
+
+SequentialFile::~SequentialFile() = default;
+RandomAccessFile::~RandomAccessFile() = default;
+WritableFile::~WritableFile() = default;
+FileLock::~FileLock() = default;
+Env::~Env() = default;
+
+Status ReadFileToString(Env* env, const std::string& fname,
+                        std::string* data) {
+  data->clear();
+  std::unique_ptr<SequentialFile> file;
+  Status s = env->NewSequentialFile(fname, &file);
+  if (!s.ok()) return s;
+  constexpr size_t kBufferSize = 64 << 10;
+  std::string scratch(kBufferSize, '\0');
+  while (true) {
+    Slice fragment;
+    s = file->Read(kBufferSize, &fragment, scratch.data());
+    if (!s.ok() || fragment.empty()) break;
+    data->append(fragment.data(), fragment.size());
+  }
+  return s;
+}
+
+Status WriteStringToFile(Env* env, const Slice& data, const std::string& fname,
+                         bool sync) {
+  std::unique_ptr<WritableFile> file;
+  Status s = env->NewWritableFile(fname, &file);
+  if (!s.ok()) return s;
+  s = file->Append(data);
+  if (s.ok() && sync) s = file->Sync();
+  if (s.ok()) {
+    s = file->Close();
+  } else {
+    file->Close().PermitUncheckedError();
+  }
+  if (!s.ok()) env->RemoveFile(fname).PermitUncheckedError();
+  return s;
+}
+
+}  // namespace bloomkv

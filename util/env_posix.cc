@@ -1,0 +1,331 @@
+// The POSIX Env: files through open/pread/write/fsync, locks through fcntl.
+//
+// Thread-safety: PosixEnv is thread-safe. PosixRandomAccessFile uses pread,
+// which has no shared file offset, so one file serves concurrent readers.
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "bloomkv/env.h"
+
+namespace bloomkv {
+namespace {
+
+Status PosixError(const std::string& context, int err) {
+  if (err == ENOENT) return Status::NotFound(context, std::strerror(err));
+  return Status::IOError(context, std::strerror(err));
+}
+
+class PosixSequentialFile final : public SequentialFile {
+ public:
+  PosixSequentialFile(std::string fname, int fd)
+      : fname_(std::move(fname)), fd_(fd) {}
+  ~PosixSequentialFile() override { ::close(fd_); }
+
+  Status Read(size_t n, Slice* result, char* scratch) override {
+    size_t done = 0;
+    while (done < n) {
+      ssize_t r = ::read(fd_, scratch + done, n - done);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        *result = Slice(scratch, done);
+        return PosixError(fname_, errno);
+      }
+      if (r == 0) break;
+      done += static_cast<size_t>(r);
+    }
+    *result = Slice(scratch, done);
+    return Status::OK();
+  }
+
+  Status Skip(uint64_t n) override {
+    if (::lseek(fd_, static_cast<off_t>(n), SEEK_CUR) == static_cast<off_t>(-1)) {
+      return PosixError(fname_, errno);
+    }
+    return Status::OK();
+  }
+
+ private:
+  const std::string fname_;
+  const int fd_;
+};
+
+class PosixRandomAccessFile final : public RandomAccessFile {
+ public:
+  PosixRandomAccessFile(std::string fname, int fd)
+      : fname_(std::move(fname)), fd_(fd) {}
+  ~PosixRandomAccessFile() override { ::close(fd_); }
+
+  Status Read(uint64_t offset, size_t n, Slice* result,
+              char* scratch) const override {
+    size_t done = 0;
+    while (done < n) {
+      ssize_t r = ::pread(fd_, scratch + done, n - done,
+                          static_cast<off_t>(offset + done));
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        *result = Slice(scratch, 0);
+        return PosixError(fname_ + " at offset " + std::to_string(offset),
+                          errno);
+      }
+      if (r == 0) break;
+      done += static_cast<size_t>(r);
+    }
+    *result = Slice(scratch, done);
+    return Status::OK();
+  }
+
+ private:
+  const std::string fname_;
+  const int fd_;
+};
+
+// Buffers small appends so that a WAL of many tiny records does not make a
+// syscall per record.
+class PosixWritableFile final : public WritableFile {
+ public:
+  PosixWritableFile(std::string fname, int fd)
+      : fname_(std::move(fname)), fd_(fd) {}
+  ~PosixWritableFile() override {
+    if (fd_ >= 0) Close().PermitUncheckedError();
+  }
+
+  Status Append(const Slice& data) override {
+    if (buffer_.size() + data.size() <= kBufferSize) {
+      buffer_.append(data.data(), data.size());
+      return Status::OK();
+    }
+    Status s = FlushBuffer();
+    if (!s.ok()) return s;
+    if (data.size() < kBufferSize) {
+      buffer_.append(data.data(), data.size());
+      return Status::OK();
+    }
+    return WriteRaw(data.data(), data.size());
+  }
+
+  Status Flush() override { return FlushBuffer(); }
+
+  Status Sync() override {
+    Status s = FlushBuffer();
+    if (!s.ok()) return s;
+    if (::fdatasync(fd_) != 0) return PosixError(fname_, errno);
+    return Status::OK();
+  }
+
+  Status Close() override {
+    Status s = FlushBuffer();
+    if (fd_ >= 0 && ::close(fd_) != 0 && s.ok()) s = PosixError(fname_, errno);
+    fd_ = -1;
+    return s;
+  }
+
+ private:
+  static constexpr size_t kBufferSize = 64 << 10;
+
+  Status FlushBuffer() {
+    Status s = WriteRaw(buffer_.data(), buffer_.size());
+    buffer_.clear();
+    return s;
+  }
+
+  Status WriteRaw(const char* p, size_t n) {
+    while (n > 0) {
+      ssize_t r = ::write(fd_, p, n);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        return PosixError(fname_, errno);
+      }
+      p += r;
+      n -= static_cast<size_t>(r);
+    }
+    return Status::OK();
+  }
+
+  const std::string fname_;
+  int fd_;
+  std::string buffer_;
+};
+
+class PosixFileLock final : public FileLock {
+ public:
+  PosixFileLock(int fd, std::string fname) : fd(fd), fname(std::move(fname)) {}
+  const int fd;
+  const std::string fname;
+};
+
+class PosixEnv final : public Env {
+ public:
+  Status NewSequentialFile(const std::string& fname,
+                           std::unique_ptr<SequentialFile>* result) override {
+    int fd = ::open(fname.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return PosixError(fname, errno);
+    *result = std::make_unique<PosixSequentialFile>(fname, fd);
+    return Status::OK();
+  }
+
+  Status NewRandomAccessFile(
+      const std::string& fname,
+      std::unique_ptr<RandomAccessFile>* result) override {
+    int fd = ::open(fname.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return PosixError(fname, errno);
+    *result = std::make_unique<PosixRandomAccessFile>(fname, fd);
+    return Status::OK();
+  }
+
+  Status NewWritableFile(const std::string& fname,
+                         std::unique_ptr<WritableFile>* result) override {
+    int fd = ::open(fname.c_str(), O_TRUNC | O_WRONLY | O_CREAT | O_CLOEXEC,
+                    0644);
+    if (fd < 0) return PosixError(fname, errno);
+    *result = std::make_unique<PosixWritableFile>(fname, fd);
+    return Status::OK();
+  }
+
+  Status NewAppendableFile(const std::string& fname,
+                           std::unique_ptr<WritableFile>* result) override {
+    int fd = ::open(fname.c_str(), O_APPEND | O_WRONLY | O_CREAT | O_CLOEXEC,
+                    0644);
+    if (fd < 0) return PosixError(fname, errno);
+    *result = std::make_unique<PosixWritableFile>(fname, fd);
+    return Status::OK();
+  }
+
+  bool FileExists(const std::string& fname) override {
+    return ::access(fname.c_str(), F_OK) == 0;
+  }
+
+  Status GetChildren(const std::string& dir,
+                     std::vector<std::string>* result) override {
+    result->clear();
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) return PosixError(dir, errno);
+    while (struct dirent* entry = ::readdir(d)) {
+      if (std::strcmp(entry->d_name, ".") == 0 ||
+          std::strcmp(entry->d_name, "..") == 0) {
+        continue;
+      }
+      result->emplace_back(entry->d_name);
+    }
+    ::closedir(d);
+    return Status::OK();
+  }
+
+  Status RemoveFile(const std::string& fname) override {
+    if (::unlink(fname.c_str()) != 0) return PosixError(fname, errno);
+    return Status::OK();
+  }
+
+  Status CreateDir(const std::string& dirname) override {
+    if (::mkdir(dirname.c_str(), 0755) != 0) {
+      if (errno == EEXIST && IsDirectory(dirname)) return Status::OK();
+      return PosixError(dirname, errno);
+    }
+    return Status::OK();
+  }
+
+  Status RemoveDir(const std::string& dirname) override {
+    if (::rmdir(dirname.c_str()) != 0) return PosixError(dirname, errno);
+    return Status::OK();
+  }
+
+  Status GetFileSize(const std::string& fname, uint64_t* size) override {
+    struct ::stat st;
+    if (::stat(fname.c_str(), &st) != 0) {
+      *size = 0;
+      return PosixError(fname, errno);
+    }
+    *size = static_cast<uint64_t>(st.st_size);
+    return Status::OK();
+  }
+
+  Status RenameFile(const std::string& src,
+                    const std::string& target) override {
+    if (::rename(src.c_str(), target.c_str()) != 0) {
+      return PosixError(src + " -> " + target, errno);
+    }
+    return Status::OK();
+  }
+
+  Status SyncDir(const std::string& dirname) override {
+    int fd = ::open(dirname.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return PosixError(dirname, errno);
+    Status s;
+    if (::fsync(fd) != 0) s = PosixError(dirname, errno);
+    ::close(fd);
+    return s;
+  }
+
+  bool IsDirectory(const std::string& dirname) override {
+    struct ::stat st;
+    return ::stat(dirname.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+  }
+
+  Status LockFile(const std::string& fname,
+                  std::unique_ptr<FileLock>* lock) override {
+    // fcntl locks are per process: a second lock from this process would
+    // succeed silently, so this process's own locks are tracked too.
+    std::lock_guard<std::mutex> guard(mu_);
+    if (locked_.count(fname) != 0) {
+      return Status::IOError("lock " + fname, "already held by this process");
+    }
+    int fd = ::open(fname.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) return PosixError(fname, errno);
+    struct ::flock f;
+    std::memset(&f, 0, sizeof(f));
+    f.l_type = F_WRLCK;
+    f.l_whence = SEEK_SET;
+    if (::fcntl(fd, F_SETLK, &f) != 0) {
+      int err = errno;
+      ::close(fd);
+      return Status::IOError("lock " + fname,
+                             err == EAGAIN || err == EACCES
+                                 ? "held by another process"
+                                 : std::strerror(err));
+    }
+    locked_.insert(fname);
+    *lock = std::make_unique<PosixFileLock>(fd, fname);
+    return Status::OK();
+  }
+
+  Status UnlockFile(std::unique_ptr<FileLock> lock) override {
+    auto* l = static_cast<PosixFileLock*>(lock.get());
+    std::lock_guard<std::mutex> guard(mu_);
+    struct ::flock f;
+    std::memset(&f, 0, sizeof(f));
+    f.l_type = F_UNLCK;
+    f.l_whence = SEEK_SET;
+    Status s;
+    if (::fcntl(l->fd, F_SETLK, &f) != 0) s = PosixError(l->fname, errno);
+    ::close(l->fd);
+    locked_.erase(l->fname);
+    return s;
+  }
+
+  uint64_t NowMicros() override {
+    return static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(
+            std::chrono::steady_clock::now().time_since_epoch())
+            .count());
+  }
+
+ private:
+  std::mutex mu_;
+  std::set<std::string> locked_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace
+
+Env* Env::Default() {
+  static PosixEnv* env = new PosixEnv;  // Never deleted: outlives all users.
+  return env;
+}
+
+}  // namespace bloomkv

@@ -1,0 +1,25 @@
+// xxHash wrappers; see hash.h.
+#include "util/hash.h"
+
+#define XXH_STATIC_LINKING_ONLY  // for XXH3_state_t on the stack
+#include <xxhash.h>
+
+namespace bloomkv {
+
+uint64_t KeyHash(const Slice& key) {
+  return XXH3_64bits(key.data(), key.size());
+}
+
+uint32_t BlockChecksum(const char* data, size_t n) {
+  return static_cast<uint32_t>(XXH3_64bits(data, n));
+}
+
+uint32_t BlockChecksum2(const char* a, size_t na, const char* b, size_t nb) {
+  XXH3_state_t state;
+  XXH3_64bits_reset(&state);
+  XXH3_64bits_update(&state, a, na);
+  XXH3_64bits_update(&state, b, nb);
+  return static_cast<uint32_t>(XXH3_64bits_digest(&state));
+}
+
+}  // namespace bloomkv

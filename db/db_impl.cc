@@ -1,0 +1,922 @@
+// DBImpl: open and recovery, the write path, the read path, flushes and
+// properties. See db_impl.h for the concurrency design.
+#include "db/db_impl.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+
+#include "db/db_iter.h"
+#include "db/filename.h"
+#include "db/log_reader.h"
+#include "db/merging_iterator.h"
+#include "db/write_batch_internal.h"
+#include "table/segment_builder.h"
+#include "util/hash.h"
+
+namespace bloomkv {
+
+Snapshot::~Snapshot() = default;
+DB::~DB() = default;
+
+struct DBImpl::Writer {
+  explicit Writer(WriteBatch* b, bool s) : batch(b), sync(s) {}
+  WriteBatch* batch;  // null: a request to switch memtables (Flush)
+  bool sync;
+  bool done = false;
+  Status status;
+  std::condition_variable cv;
+};
+
+struct DBImpl::SnapshotImpl final : public Snapshot {
+  explicit SnapshotImpl(std::list<SequenceNumber>::iterator p) : pos(p) {}
+  SequenceNumber sequence() const { return *pos; }
+  std::list<SequenceNumber>::iterator pos;
+};
+
+// DB-wide counters. Each Get adds its totals once, at the end, so the hot
+// path touches these shared cache lines a handful of times per call.
+struct DBImpl::Counters {
+  std::atomic<uint64_t> gets{0};
+  std::atomic<uint64_t> memtable_hits{0};
+  std::atomic<uint64_t> segments_consulted{0};
+  std::atomic<uint64_t> skipped_by_range{0};
+  std::atomic<uint64_t> filter_negatives{0};
+  std::atomic<uint64_t> filter_positives{0};
+  std::atomic<uint64_t> filter_false_positives{0};
+  std::atomic<uint64_t> data_blocks_read{0};
+  std::atomic<uint64_t> bytes_read{0};
+  std::atomic<uint64_t> block_cache_hits{0};
+  std::atomic<uint64_t> block_cache_misses{0};
+  std::atomic<uint64_t> flushes{0};
+  std::atomic<uint64_t> bytes_flushed{0};
+};
+
+namespace {
+
+Status ValidateKey(const Slice& key) {
+  if (key.empty()) return Status::InvalidArgument("empty key");
+  if (key.size() > kMaxKeySize) {
+    return Status::InvalidArgument(
+        "key of " + std::to_string(key.size()) + " bytes exceeds the " +
+        std::to_string(kMaxKeySize) + "-byte limit");
+  }
+  return Status::OK();
+}
+
+Status ValidateValue(const Slice& value) {
+  if (value.size() > kMaxValueSize) {
+    return Status::InvalidArgument(
+        "value of " + std::to_string(value.size()) + " bytes exceeds the " +
+        std::to_string(kMaxValueSize) + "-byte limit");
+  }
+  return Status::OK();
+}
+
+// Checks every key and value of a batch against the limits.
+class BatchValidator final : public WriteBatch::Handler {
+ public:
+  void Put(const Slice& key, const Slice& value) override {
+    if (status.ok()) status = ValidateKey(key);
+    if (status.ok()) status = ValidateValue(value);
+  }
+  void Delete(const Slice& key) override {
+    if (status.ok()) status = ValidateKey(key);
+  }
+  Status status;
+};
+
+Status ValidateOptions(const Options& o) {
+  if (o.write_buffer_size < (64 << 10) || o.write_buffer_size > (1u << 30)) {
+    return Status::InvalidArgument(
+        "write_buffer_size must be in [64 KiB, 1 GiB]");
+  }
+  if (o.block_size < 1024 || o.block_size > (4u << 20)) {
+    return Status::InvalidArgument("block_size must be in [1 KiB, 4 MiB]");
+  }
+  if (o.compression != CompressionType::kNone &&
+      o.compression != CompressionType::kLZ4) {
+    return Status::InvalidArgument("unknown compression type");
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Open, recovery, close
+
+DBImpl::DBImpl(const Options& options, std::string dbname)
+    : options_(options),
+      env_(options.env != nullptr ? options.env : Env::Default()),
+      dbname_(std::move(dbname)),
+      counters_(std::make_unique<Counters>()) {
+  options_.env = env_;
+  if (options_.block_cache_capacity > 0) {
+    block_cache_ = std::make_unique<Cache>(options_.block_cache_capacity);
+  }
+  versions_ = std::make_unique<VersionSet>(
+      dbname_, env_, [this](FileMetaData* f) { OpenSegment(f); });
+}
+
+DBImpl::~DBImpl() {
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    shutting_down_ = true;
+  }
+  bg_work_cv_.notify_all();
+  if (bg_thread_.joinable()) bg_thread_.join();
+  if (log_file_ != nullptr) log_file_->Close().PermitUncheckedError();
+  if (db_lock_ != nullptr) {
+    env_->UnlockFile(std::move(db_lock_)).PermitUncheckedError();
+  }
+}
+
+Status DB::Open(const Options& options, const std::string& path,
+                std::unique_ptr<DB>* db) {
+  db->reset();
+  Status s = ValidateOptions(options);
+  if (!s.ok()) return s;
+  if (path.empty()) return Status::InvalidArgument("empty database path");
+  auto impl = std::make_unique<DBImpl>(options, path);
+  s = impl->Open();
+  if (s.ok()) *db = std::move(impl);
+  return s;
+}
+
+Status DBImpl::Open() {
+  if (env_->FileExists(dbname_) && !env_->IsDirectory(dbname_)) {
+    return Status::InvalidArgument(dbname_, "exists and is not a directory");
+  }
+  if (!env_->IsDirectory(dbname_)) {
+    if (!options_.create_if_missing) {
+      return Status::InvalidArgument(
+          dbname_, "does not exist (create_if_missing is false)");
+    }
+    Status s = env_->CreateDir(dbname_);
+    if (!s.ok()) return s;
+  }
+  Status s = env_->LockFile(LockFileName(dbname_), &db_lock_);
+  if (!s.ok()) {
+    return Status::IOError(dbname_, "database is in use: " + s.message());
+  }
+
+  std::vector<std::string> children;
+  s = env_->GetChildren(dbname_, &children);
+  if (!s.ok()) return s;
+  std::vector<uint64_t> logs;
+  bool has_data_files = false;
+  for (const auto& name : children) {
+    uint64_t number;
+    FileType type;
+    if (!ParseFileName(name, &number, &type)) continue;
+    if (type == FileType::kLogFile) logs.push_back(number);
+    if (type == FileType::kLogFile || type == FileType::kSegmentFile) {
+      has_data_files = true;
+    }
+  }
+
+  if (!env_->FileExists(CurrentFileName(dbname_))) {
+    if (has_data_files) {
+      return Status::Corruption(dbname_,
+                                "holds logs or segments but no CURRENT file");
+    }
+    if (!options_.create_if_missing) {
+      return Status::InvalidArgument(
+          dbname_, "is not a bloomkv database (create_if_missing is false)");
+    }
+    s = NewDB();
+    if (!s.ok()) return s;
+  } else if (options_.error_if_exists) {
+    return Status::InvalidArgument(dbname_,
+                                   "exists (error_if_exists is true)");
+  }
+
+  std::unique_lock<std::mutex> lock(mu_);
+  s = versions_->Recover();
+  if (!s.ok()) return s;
+  for (uint64_t n : logs) versions_->MarkFileNumberUsed(n);
+  s = versions_->WriteSnapshotManifest();
+  if (!s.ok()) return s;
+
+  // Replay, in order, every log the manifest does not yet cover.
+  std::sort(logs.begin(), logs.end());
+  VersionEdit edit;
+  SequenceNumber max_sequence = versions_->last_sequence();
+  for (uint64_t n : logs) {
+    if (n < versions_->log_number()) continue;
+    s = ReplayLog(n, &max_sequence, &edit);
+    if (!s.ok()) return s;
+  }
+  versions_->SetLastSequence(max_sequence);
+
+  s = NewLogFile();
+  if (!s.ok()) return s;
+  edit.SetLogNumber(log_number_);
+  s = versions_->LogAndApply(&edit, &lock);
+  if (!s.ok()) return s;
+  mem_ = std::make_shared<MemTable>();
+  DeleteObsoleteFiles();
+  bg_thread_ = std::thread([this] { BackgroundThread(); });
+  return Status::OK();
+}
+
+Status DBImpl::NewDB() {
+  // An empty manifest with CURRENT pointing at it; Open() then recovers it
+  // like any other database.
+  VersionEdit edit;
+  edit.SetLogNumber(0);
+  edit.SetNextFileNumber(2);
+  edit.SetLastSequence(0);
+  const std::string manifest = ManifestFileName(dbname_, 1);
+  std::unique_ptr<WritableFile> file;
+  Status s = env_->NewWritableFile(manifest, &file);
+  if (!s.ok()) return s;
+  {
+    log::Writer writer(file.get());
+    std::string record;
+    edit.EncodeTo(&record);
+    s = writer.AddRecord(record);
+  }
+  if (s.ok()) s = file->Sync();
+  Status close = file->Close();
+  if (s.ok()) s = close;
+  if (s.ok()) s = SetCurrentFile(env_, dbname_, 1);
+  if (!s.ok()) env_->RemoveFile(manifest).PermitUncheckedError();
+  return s;
+}
+
+Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
+                         VersionEdit* edit) {
+  const std::string fname = LogFileName(dbname_, number);
+  std::unique_ptr<SequentialFile> file;
+  Status s = env_->NewSequentialFile(fname, &file);
+  if (!s.ok()) return s;
+
+  // A torn last record is what a crash mid-append leaves: the reader drops
+  // it without a report. Anything reported here is damage elsewhere.
+  struct Reporter final : log::Reader::Reporter {
+    Status status;
+    bool paranoid = true;
+    void Corruption(size_t, const Status& reason) override {
+      if (paranoid && status.ok()) status = reason;
+    }
+  } reporter;
+  reporter.paranoid = options_.paranoid_checks;
+  log::Reader reader(file.get(), fname, &reporter, /*verify_checksums=*/true);
+
+  auto mem = std::make_shared<MemTable>();
+  Slice record;
+  std::string scratch;
+  WriteBatch batch;
+  while (reader.ReadRecord(&record, &scratch) && reporter.status.ok()) {
+    s = WriteBatchInternal::SetContents(&batch, record);
+    if (s.ok()) s = WriteBatchInternal::InsertInto(&batch, mem.get());
+    if (!s.ok()) {
+      s = Status::Corruption(
+          fname + " at offset " + std::to_string(reader.LastRecordOffset()),
+          s.message());
+      if (options_.paranoid_checks) return s;
+      continue;
+    }
+    const SequenceNumber last = WriteBatchInternal::Sequence(&batch) +
+                                WriteBatchInternal::Count(&batch) - 1;
+    *max_sequence = std::max(*max_sequence, last);
+    if (mem->ApproximateMemoryUsage() > options_.write_buffer_size) {
+      std::shared_ptr<FileMetaData> meta;
+      s = WriteLevel0Segment(mem.get(), versions_->NewFileNumber(), &meta);
+      if (!s.ok()) return s;
+      if (meta != nullptr) edit->AddFile(0, std::move(meta));
+      mem = std::make_shared<MemTable>();
+    }
+  }
+  if (!reporter.status.ok()) return reporter.status;
+  std::shared_ptr<FileMetaData> meta;
+  s = WriteLevel0Segment(mem.get(), versions_->NewFileNumber(), &meta);
+  if (s.ok() && meta != nullptr) edit->AddFile(0, std::move(meta));
+  return s;
+}
+
+void DBImpl::OpenSegment(FileMetaData* f) const {
+  const std::string fname = SegmentFileName(dbname_, f->number);
+  std::unique_ptr<RandomAccessFile> file;
+  uint64_t size = 0;
+  Status s = env_->GetFileSize(fname, &size);
+  if (s.ok() && size != f->file_size) {
+    s = Status::Corruption(fname, "is " + std::to_string(size) +
+                                      " bytes, the manifest says " +
+                                      std::to_string(f->file_size));
+  }
+  if (s.ok()) s = env_->NewRandomAccessFile(fname, &file);
+  std::unique_ptr<SegmentReader> reader;
+  if (s.ok()) {
+    SegmentReaderOptions ro;
+    ro.filter_policy = options_.filter_policy;
+    ro.block_cache = block_cache_.get();
+    s = SegmentReader::Open(ro, fname, std::move(file), size, &reader);
+  }
+  f->open_status = s;
+  f->reader = std::move(reader);
+}
+
+Status DBImpl::WriteLevel0Segment(MemTable* mem, uint64_t number,
+                                  std::shared_ptr<FileMetaData>* meta) {
+  meta->reset();
+  if (mem->Empty()) return Status::OK();
+  const std::string fname = SegmentFileName(dbname_, number);
+  std::unique_ptr<WritableFile> file;
+  Status s = env_->NewWritableFile(fname, &file);
+  if (!s.ok()) return s;
+
+  SegmentBuilderOptions bo;
+  bo.block_size = options_.block_size;
+  bo.compression = options_.compression;
+  bo.filter_policy = options_.filter_policy;
+  SegmentBuilder builder(bo, file.get());
+  std::unique_ptr<Iterator> it(mem->NewIterator());
+  for (it->SeekToFirst(); s.ok() && it->Valid(); it->Next()) {
+    s = builder.Add(it->key(), it->value());
+  }
+  if (s.ok()) s = it->status();
+  if (s.ok()) {
+    s = builder.Finish();
+  } else {
+    builder.Abandon();
+  }
+  // The segment and its directory entry are durable before any manifest
+  // record names it.
+  if (s.ok()) s = file->Sync();
+  Status close = file->Close();
+  if (s.ok()) s = close;
+  if (s.ok()) s = env_->SyncDir(dbname_);
+
+  if (s.ok()) {
+    auto f = std::make_shared<FileMetaData>();
+    f->number = number;
+    f->file_size = builder.FileSize();
+    f->num_entries = builder.NumEntries();
+    f->smallest = builder.properties().smallest_key;
+    f->largest = builder.properties().largest_key;
+    OpenSegment(f.get());
+    s = f->open_status;
+    if (s.ok()) {
+      counters_->flushes.fetch_add(1, std::memory_order_relaxed);
+      counters_->bytes_flushed.fetch_add(f->file_size,
+                                         std::memory_order_relaxed);
+      *meta = std::move(f);
+    }
+  }
+  if (!s.ok()) env_->RemoveFile(fname).PermitUncheckedError();
+  return s;
+}
+
+Status DBImpl::NewLogFile() {
+  const uint64_t number = versions_->NewFileNumber();
+  std::unique_ptr<WritableFile> file;
+  Status s = env_->NewWritableFile(LogFileName(dbname_, number), &file);
+  if (!s.ok()) return s;
+  // The new log's directory entry must survive a crash, or its synced
+  // records would vanish with it.
+  s = env_->SyncDir(dbname_);
+  if (!s.ok()) return s;
+  if (log_file_ != nullptr) log_file_->Close().PermitUncheckedError();
+  log_file_ = std::move(file);
+  log_ = std::make_unique<log::Writer>(log_file_.get());
+  log_number_ = number;
+  return Status::OK();
+}
+
+void DBImpl::DeleteObsoleteFiles() {
+  if (!bg_error_.ok()) return;  // the state on disk may be uncertain
+  std::set<uint64_t> live = pending_outputs_;
+  versions_->AddLiveFiles(&live);
+  std::vector<std::string> children;
+  if (!env_->GetChildren(dbname_, &children).ok()) return;
+  for (const auto& name : children) {
+    uint64_t number;
+    FileType type;
+    if (!ParseFileName(name, &number, &type)) continue;
+    bool keep = true;
+    switch (type) {
+      case FileType::kLogFile:
+        keep = number >= versions_->log_number() || number == log_number_;
+        break;
+      case FileType::kManifestFile:
+        keep = number >= versions_->manifest_number();
+        break;
+      case FileType::kSegmentFile:
+      case FileType::kTempFile:
+        keep = live.count(number) != 0;
+        break;
+      case FileType::kCurrentFile:
+      case FileType::kLockFile:
+      case FileType::kInfoLogFile:
+        break;
+    }
+    if (!keep) env_->RemoveFile(dbname_ + "/" + name).PermitUncheckedError();
+  }
+}
+
+Status DestroyDB(const std::string& path, const Options& options) {
+  Env* env = options.env != nullptr ? options.env : Env::Default();
+  std::vector<std::string> children;
+  if (!env->GetChildren(path, &children).ok()) return Status::OK();
+  std::unique_ptr<FileLock> lock;
+  Status s = env->LockFile(LockFileName(path), &lock);
+  if (!s.ok()) {
+    return Status::IOError(path, "database is in use: " + s.message());
+  }
+  for (const auto& name : children) {
+    uint64_t number;
+    FileType type;
+    if (ParseFileName(name, &number, &type) && type != FileType::kLockFile) {
+      Status del = env->RemoveFile(path + "/" + name);
+      if (s.ok() && !del.ok()) s = del;
+    }
+  }
+  env->UnlockFile(std::move(lock)).PermitUncheckedError();
+  env->RemoveFile(LockFileName(path)).PermitUncheckedError();
+  env->RemoveDir(path).PermitUncheckedError();  // fails if others' files remain
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// Writes
+
+Status DBImpl::Put(const WriteOptions& options, const Slice& key,
+                   const Slice& value) {
+  Status s = ValidateKey(key);
+  if (s.ok()) s = ValidateValue(value);
+  if (!s.ok()) return s;
+  WriteBatch batch;
+  batch.Put(key, value);
+  return Write(options, &batch);
+}
+
+Status DBImpl::Delete(const WriteOptions& options, const Slice& key) {
+  Status s = ValidateKey(key);
+  if (!s.ok()) return s;
+  WriteBatch batch;
+  batch.Delete(key);
+  return Write(options, &batch);
+}
+
+Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
+  if (updates != nullptr) {
+    BatchValidator validator;
+    Status s = updates->Iterate(&validator);
+    if (s.ok()) s = validator.status;
+    if (!s.ok()) return s;
+    if (updates->Count() == 0) return Status::OK();
+  }
+  Writer w(updates, options.sync);
+  std::unique_lock<std::mutex> lock(mu_);
+  writers_.push_back(&w);
+  while (!w.done && &w != writers_.front()) w.cv.wait(lock);
+  if (w.done) return w.status;
+
+  Status s = MakeRoomForWrite(&lock, /*force=*/updates == nullptr);
+  Writer* last_writer = &w;
+  if (s.ok() && updates != nullptr) {
+    WriteBatch* group = BuildBatchGroup(&last_writer);
+    SequenceNumber last_sequence = versions_->last_sequence();
+    WriteBatchInternal::SetSequence(group, last_sequence + 1);
+    last_sequence += WriteBatchInternal::Count(group);
+    // Only the front writer gets here, so the log and the memtable have a
+    // single writer while mu_ is released; readers go on meanwhile.
+    lock.unlock();
+    s = log_->AddRecord(WriteBatchInternal::Contents(group));
+    bool sync_failed = false;
+    if (s.ok()) {
+      s = w.sync ? log_file_->Sync() : log_file_->Flush();
+      sync_failed = !s.ok();
+    }
+    if (s.ok()) s = WriteBatchInternal::InsertInto(group, mem_.get());
+    lock.lock();
+    if (sync_failed && bg_error_.ok()) {
+      // The log's state is unknown: refuse further writes rather than risk
+      // acknowledging writes that a crash would lose.
+      bg_error_ = s;
+    }
+    if (group == &group_batch_) group_batch_.Clear();
+    if (s.ok()) versions_->SetLastSequence(last_sequence);
+  }
+
+  while (true) {
+    Writer* ready = writers_.front();
+    writers_.pop_front();
+    if (ready != &w) {
+      ready->status = s;
+      ready->done = true;
+      ready->cv.notify_one();
+    }
+    if (ready == last_writer) break;
+  }
+  if (!writers_.empty()) writers_.front()->cv.notify_one();
+  return s;
+}
+
+WriteBatch* DBImpl::BuildBatchGroup(Writer** last_writer) {
+  Writer* first = writers_.front();
+  WriteBatch* result = first->batch;
+  size_t size = WriteBatchInternal::ByteSize(first->batch);
+  // A small first write is not held back by a large group.
+  size_t max_size = 1 << 20;
+  if (size <= (128 << 10)) max_size = size + (128 << 10);
+  *last_writer = first;
+  for (auto it = writers_.begin() + 1; it != writers_.end(); ++it) {
+    Writer* w = *it;
+    if (w->sync && !first->sync) break;  // a sync write needs a sync group
+    if (w->batch == nullptr) break;      // a flush request goes alone
+    size += WriteBatchInternal::ByteSize(w->batch);
+    if (size > max_size) break;
+    if (result == first->batch) {
+      result = &group_batch_;
+      WriteBatchInternal::Append(result, first->batch);
+    }
+    WriteBatchInternal::Append(result, w->batch);
+    *last_writer = w;
+  }
+  return result;
+}
+
+Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>* lock,
+                                bool force) {
+  while (true) {
+    if (!bg_error_.ok()) return bg_error_;
+    if (!force &&
+        mem_->ApproximateMemoryUsage() <= options_.write_buffer_size) {
+      return Status::OK();
+    }
+    if (force && mem_->Empty()) return Status::OK();
+    if (imm_ != nullptr) {
+      // The previous memtable is still being flushed: wait for it.
+      bg_done_cv_.wait(*lock);
+      continue;
+    }
+    Status s = NewLogFile();
+    if (!s.ok()) return s;
+    imm_ = std::move(mem_);
+    mem_ = std::make_shared<MemTable>();
+    force = false;
+    bg_work_cv_.notify_one();
+  }
+}
+
+Status DBImpl::Flush() {
+  Status s = Write(WriteOptions(), nullptr);
+  if (!s.ok()) return s;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (imm_ != nullptr && bg_error_.ok()) bg_done_cv_.wait(lock);
+  return bg_error_;
+}
+
+// ---------------------------------------------------------------------------
+// Background work
+
+void DBImpl::BackgroundThread() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    bg_work_cv_.wait(lock, [this] {
+      return shutting_down_ || (imm_ != nullptr && bg_error_.ok());
+    });
+    if (shutting_down_) break;
+    Status s = FlushImmutable(&lock);
+    if (!s.ok() && bg_error_.ok()) bg_error_ = s;
+    bg_done_cv_.notify_all();
+  }
+  bg_done_cv_.notify_all();
+}
+
+Status DBImpl::FlushImmutable(std::unique_lock<std::mutex>* lock) {
+  std::shared_ptr<MemTable> imm = imm_;
+  const uint64_t number = versions_->NewFileNumber();
+  pending_outputs_.insert(number);
+  lock->unlock();
+  std::shared_ptr<FileMetaData> meta;
+  Status s = WriteLevel0Segment(imm.get(), number, &meta);
+  lock->lock();
+  if (s.ok()) {
+    VersionEdit edit;
+    if (meta != nullptr) edit.AddFile(0, std::move(meta));
+    // Every log older than the current one is now covered by segments.
+    edit.SetLogNumber(log_number_);
+    s = versions_->LogAndApply(&edit, lock);
+  }
+  pending_outputs_.erase(number);
+  if (s.ok()) {
+    imm_.reset();
+    DeleteObsoleteFiles();
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------
+// Reads
+
+Status DBImpl::Get(const ReadOptions& options, const Slice& key,
+                   std::string* value) {
+  Status s = ValidateKey(key);
+  if (!s.ok()) return s;
+  const uint64_t hash = KeyHash(key);  // once, for every filter probed
+  GetTrace* trace = options.trace;
+  if (trace != nullptr) {
+    *trace = GetTrace();
+    trace->key_hash = hash;
+  }
+  counters_->gets.fetch_add(1, std::memory_order_relaxed);
+
+  std::shared_ptr<MemTable> mem, imm;
+  std::shared_ptr<const Version> version;
+  SequenceNumber snapshot;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    mem = mem_;
+    imm = imm_;
+    version = versions_->current();
+    snapshot =
+        options.snapshot != nullptr
+            ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
+            : versions_->last_sequence();
+  }
+
+  bool deleted = false;
+  bool found = false;
+  if (mem->Get(key, snapshot, value, &deleted)) {
+    found = true;
+    if (trace != nullptr) trace->found_in_memtable = true;
+  } else if (imm != nullptr && imm->Get(key, snapshot, value, &deleted)) {
+    found = true;
+    if (trace != nullptr) trace->found_in_immutable = true;
+  }
+  if (found) {
+    counters_->memtable_hits.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    s = GetFromSegments(options, *version, key, hash, snapshot, value, trace,
+                        &found, &deleted);
+  }
+  if (!s.ok()) {
+    if (trace != nullptr) trace->result = s.ToString();
+    return s;
+  }
+  if (found && !deleted) {
+    if (trace != nullptr) trace->result = "found";
+    return Status::OK();
+  }
+  if (trace != nullptr) trace->result = deleted ? "deleted" : "not found";
+  return Status::NotFound(Slice());
+}
+
+Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
+                               const Slice& key, uint64_t hash,
+                               SequenceNumber snapshot, std::string* value,
+                               GetTrace* trace, bool* found, bool* deleted) {
+  *found = false;
+  *deleted = false;
+  SegmentReadOptions sro;
+  sro.verify_checksums = options.verify_checksums || options_.paranoid_checks;
+  sro.fill_cache = options.fill_cache;
+
+  uint64_t consulted = 0, range_skips = 0, negatives = 0, positives = 0,
+           false_positives = 0;
+  SegmentReadStats io;
+  Status s;
+
+  // Returns true when the search is over (found, deleted or error).
+  auto consult = [&](const FileMetaData& f, int level) -> bool {
+    consulted++;
+    SegmentTrace* t = nullptr;
+    if (trace != nullptr) {
+      t = &trace->segments.emplace_back();
+      t->file_number = f.number;
+      t->level = level;
+    }
+    if (key.compare(ExtractUserKey(f.smallest)) < 0 ||
+        key.compare(ExtractUserKey(f.largest)) > 0) {
+      range_skips++;
+      return false;  // t->outcome defaults to kSkippedByRange
+    }
+    if (f.reader == nullptr) {
+      s = f.open_status;
+      if (t != nullptr) t->outcome = SegmentOutcome::kError;
+      return true;
+    }
+    f.counters.lookups.fetch_add(1, std::memory_order_relaxed);
+    SegmentReadStats seg_io;
+    LookupResult result;
+    s = f.reader->Get(sro, key, hash, snapshot, &result, value, &seg_io);
+    io.data_blocks_read += seg_io.data_blocks_read;
+    io.bytes_read += seg_io.bytes_read;
+    io.cache_hits += seg_io.cache_hits;
+    io.cache_misses += seg_io.cache_misses;
+    if (t != nullptr) {
+      t->had_filter = f.reader->has_filter();
+      t->data_blocks_read = seg_io.data_blocks_read;
+      t->bytes_read = seg_io.bytes_read;
+      t->cache_hits = seg_io.cache_hits;
+    }
+    if (!s.ok()) {
+      if (t != nullptr) t->outcome = SegmentOutcome::kError;
+      return true;
+    }
+    if (result == LookupResult::kFilterNegative) {
+      negatives++;
+      f.counters.filter_negatives.fetch_add(1, std::memory_order_relaxed);
+      if (t != nullptr) t->outcome = SegmentOutcome::kSkippedByFilter;
+      return false;
+    }
+    positives++;
+    f.counters.filter_positives.fetch_add(1, std::memory_order_relaxed);
+    switch (result) {
+      case LookupResult::kFound:
+        *found = true;
+        if (t != nullptr) t->outcome = SegmentOutcome::kFound;
+        return true;
+      case LookupResult::kDeleted:
+        *found = *deleted = true;
+        if (t != nullptr) t->outcome = SegmentOutcome::kDeleted;
+        return true;
+      default:
+        false_positives++;
+        f.counters.false_positives.fetch_add(1, std::memory_order_relaxed);
+        if (t != nullptr) t->outcome = SegmentOutcome::kFilterFalsePositive;
+        return false;
+    }
+  };
+
+  bool done = false;
+  for (const auto& f : v.files(0)) {
+    if ((done = consult(*f, 0))) break;
+  }
+  for (int level = 1; !done && level < kNumLevels; level++) {
+    // Deeper levels do not overlap: only the first segment whose largest
+    // key is >= key can hold it.
+    const auto& files = v.files(level);
+    auto it = std::lower_bound(
+        files.begin(), files.end(), key, [](const auto& f, const Slice& k) {
+          return ExtractUserKey(f->largest).compare(k) < 0;
+        });
+    if (it != files.end()) done = consult(**it, level);
+  }
+
+  Counters& c = *counters_;
+  c.segments_consulted.fetch_add(consulted, std::memory_order_relaxed);
+  if (range_skips) c.skipped_by_range.fetch_add(range_skips);
+  if (negatives) c.filter_negatives.fetch_add(negatives);
+  if (positives) c.filter_positives.fetch_add(positives);
+  if (false_positives) c.filter_false_positives.fetch_add(false_positives);
+  if (io.data_blocks_read) c.data_blocks_read.fetch_add(io.data_blocks_read);
+  if (io.bytes_read) c.bytes_read.fetch_add(io.bytes_read);
+  if (io.cache_hits) c.block_cache_hits.fetch_add(io.cache_hits);
+  if (io.cache_misses) c.block_cache_misses.fetch_add(io.cache_misses);
+  if (trace != nullptr) {
+    trace->data_blocks_read = io.data_blocks_read;
+    trace->bytes_read = io.bytes_read;
+  }
+  return s;
+}
+
+std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
+  struct Pinned {
+    std::shared_ptr<MemTable> mem, imm;
+    std::shared_ptr<const Version> version;
+  };
+  auto pinned = std::make_shared<Pinned>();
+  SequenceNumber sequence;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    pinned->mem = mem_;
+    pinned->imm = imm_;
+    pinned->version = versions_->current();
+    sequence =
+        options.snapshot != nullptr
+            ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
+            : versions_->last_sequence();
+  }
+  SegmentReadOptions sro;
+  sro.verify_checksums = options.verify_checksums || options_.paranoid_checks;
+  sro.fill_cache = options.fill_cache;
+
+  std::vector<std::unique_ptr<Iterator>> children;
+  children.emplace_back(pinned->mem->NewIterator());
+  if (pinned->imm != nullptr) children.emplace_back(pinned->imm->NewIterator());
+  for (int level = 0; level < kNumLevels; level++) {
+    for (const auto& f : pinned->version->files(level)) {
+      if (f->reader == nullptr) {
+        children.emplace_back(NewErrorIterator(f->open_status));
+      } else {
+        children.push_back(f->reader->NewIterator(sro, nullptr));
+      }
+    }
+  }
+  return NewDBIterator(NewMergingIterator(std::move(children)), sequence,
+                       std::move(pinned));
+}
+
+const Snapshot* DBImpl::GetSnapshot() {
+  std::lock_guard<std::mutex> guard(mu_);
+  snapshots_.push_back(versions_->last_sequence());
+  return new SnapshotImpl(std::prev(snapshots_.end()));
+}
+
+void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
+  if (snapshot == nullptr) return;
+  const auto* impl = static_cast<const SnapshotImpl*>(snapshot);
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    snapshots_.erase(impl->pos);
+  }
+  delete impl;
+}
+
+// ---------------------------------------------------------------------------
+// Observability
+
+DbStats DBImpl::GetStats() {
+  const Counters& c = *counters_;
+  DbStats st;
+  st.gets = c.gets.load();
+  st.memtable_hits = c.memtable_hits.load();
+  st.segments_consulted = c.segments_consulted.load();
+  st.skipped_by_range = c.skipped_by_range.load();
+  st.filter_negatives = c.filter_negatives.load();
+  st.filter_positives = c.filter_positives.load();
+  st.filter_false_positives = c.filter_false_positives.load();
+  st.data_blocks_read = c.data_blocks_read.load();
+  st.bytes_read = c.bytes_read.load();
+  st.block_cache_hits = c.block_cache_hits.load();
+  st.block_cache_misses = c.block_cache_misses.load();
+  st.flushes = c.flushes.load();
+  st.bytes_flushed = c.bytes_flushed.load();
+  return st;
+}
+
+bool DBImpl::GetProperty(const Slice& property, std::string* value) {
+  value->clear();
+  const std::string name = property.ToString();
+  if (name == "bloomkv.stats") {
+    *value = GetStats().ToString();
+    return true;
+  }
+  std::shared_ptr<const Version> v;
+  size_t mem_usage = 0;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    v = versions_->current();
+    mem_usage = mem_->ApproximateMemoryUsage() +
+                (imm_ != nullptr ? imm_->ApproximateMemoryUsage() : 0);
+  }
+  const std::string kFilesAtLevel = "bloomkv.num-files-at-level";
+  if (name.compare(0, kFilesAtLevel.size(), kFilesAtLevel) == 0) {
+    const std::string n = name.substr(kFilesAtLevel.size());
+    if (n.size() != 1 || n[0] < '0' || n[0] >= '0' + kNumLevels) return false;
+    *value = std::to_string(v->NumFiles(n[0] - '0'));
+    return true;
+  }
+  if (name == "bloomkv.approximate-memory-usage") {
+    size_t total = mem_usage;
+    if (block_cache_ != nullptr) total += block_cache_->TotalCharge();
+    for (int level = 0; level < kNumLevels; level++) {
+      for (const auto& f : v->files(level)) {
+        if (f->reader != nullptr) total += f->reader->filter_memory();
+      }
+    }
+    *value = std::to_string(total);
+    return true;
+  }
+  if (name == "bloomkv.segments") {
+    char line[512];
+    std::snprintf(line, sizeof(line),
+                  "%-5s %-8s %10s %12s %6s %10s %10s %10s %10s %9s %9s\n",
+                  "level", "segment", "entries", "bytes", "bits", "lookups",
+                  "negatives", "positives", "false_pos", "fp_meas",
+                  "fp_theory");
+    *value += line;
+    for (int level = 0; level < kNumLevels; level++) {
+      for (const auto& f : v->files(level)) {
+        const uint64_t negatives = f->counters.filter_negatives.load();
+        const uint64_t fps = f->counters.false_positives.load();
+        // A false positive is possible only for a key the segment lacks:
+        // those are the negatives and the false positives.
+        const uint64_t absent = negatives + fps;
+        const bool usable = f->reader != nullptr && f->reader->has_filter();
+        const double measured =
+            absent == 0 ? 0.0 : static_cast<double>(fps) / absent;
+        std::snprintf(
+            line, sizeof(line),
+            "L%-4d %08" PRIu64 " %10" PRIu64 " %12" PRIu64 " %6.1f %10" PRIu64
+            " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %9.5f %9.5f\n",
+            level, f->number, f->num_entries, f->file_size,
+            usable ? f->reader->properties().bits_per_key : 0.0,
+            f->counters.lookups.load(), negatives,
+            f->counters.filter_positives.load(), fps, measured,
+            usable ? f->reader->TheoreticalFpRate() : 1.0);
+        *value += line;
+      }
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace bloomkv

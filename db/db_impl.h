@@ -1,0 +1,120 @@
+// DBImpl: the database engine behind the DB interface.
+//
+// Writes: group commit. Concurrent writers queue up; the writer at the front
+// appends every queued batch as one WAL record, syncs once if any of them
+// asked for it, and inserts them into the memtable. When the memtable is
+// full it becomes immutable, a new WAL is started, and the background thread
+// flushes the immutable memtable into a level-0 segment.
+//
+// Reads: a Get pins the memtables and the current version under the mutex,
+// then reads without it: memtable, immutable memtable, then the candidate
+// segments newest first, each skipped by key range or by filter before any
+// IO (DESIGN.md, "Read path").
+//
+// Thread-safety: thread-safe. mu_ guards the mutable state noted below;
+// readers only hold it to pin what they read.
+#ifndef BLOOMKV_DB_DB_IMPL_H_
+#define BLOOMKV_DB_DB_IMPL_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "bloomkv/db.h"
+#include "bloomkv/env.h"
+#include "bloomkv/write_batch.h"
+#include "db/log_writer.h"
+#include "db/memtable.h"
+#include "db/version_set.h"
+#include "table/segment_reader.h"
+#include "util/cache.h"
+
+namespace bloomkv {
+
+class DBImpl final : public DB {
+ public:
+  DBImpl(const Options& options, std::string dbname);
+  ~DBImpl() override;
+
+  Status Put(const WriteOptions& options, const Slice& key,
+             const Slice& value) override;
+  Status Delete(const WriteOptions& options, const Slice& key) override;
+  Status Write(const WriteOptions& options, WriteBatch* updates) override;
+  Status Get(const ReadOptions& options, const Slice& key,
+             std::string* value) override;
+  std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) override;
+  const Snapshot* GetSnapshot() override;
+  void ReleaseSnapshot(const Snapshot* snapshot) override;
+  Status Flush() override;
+  bool GetProperty(const Slice& property, std::string* value) override;
+  DbStats GetStats() override;
+
+ private:
+  friend class DB;
+  struct Writer;
+  struct SnapshotImpl;
+  struct Counters;
+
+  // Opens or creates the database; called once by DB::Open.
+  Status Open();
+  Status NewDB();
+  // Replays one WAL into memtables, flushing them to level 0 as they fill.
+  Status ReplayLog(uint64_t number, SequenceNumber* max_sequence,
+                   VersionEdit* edit);
+  // Opens the reader of a segment, or records in f why it cannot.
+  void OpenSegment(FileMetaData* f) const;
+  // Writes mem to segment `number`, syncs it and its directory entry, and
+  // opens it. *meta is null when mem is empty.
+  Status WriteLevel0Segment(MemTable* mem, uint64_t number,
+                            std::shared_ptr<FileMetaData>* meta);
+
+  // REQUIRES: lock holds mu_ (for all below).
+  Status MakeRoomForWrite(std::unique_lock<std::mutex>* lock, bool force);
+  WriteBatch* BuildBatchGroup(Writer** last_writer);
+  Status NewLogFile();
+  void BackgroundThread();
+  Status FlushImmutable(std::unique_lock<std::mutex>* lock);
+  void DeleteObsoleteFiles();
+
+  // Looks in the segments of version v; see Get.
+  Status GetFromSegments(const ReadOptions& options, const Version& v,
+                         const Slice& key, uint64_t hash,
+                         SequenceNumber snapshot, std::string* value,
+                         GetTrace* trace, bool* found, bool* deleted);
+
+  Options options_;  // sanitized: env and cache set
+  Env* const env_;
+  const std::string dbname_;
+  std::unique_ptr<Cache> block_cache_;
+  std::unique_ptr<FileLock> db_lock_;
+  std::unique_ptr<Counters> counters_;
+
+  std::mutex mu_;
+  std::condition_variable bg_work_cv_;  // wakes the background thread
+  std::condition_variable bg_done_cv_;  // a flush finished (or failed)
+  std::thread bg_thread_;
+  bool shutting_down_ = false;          // GUARDED_BY(mu_)
+  Status bg_error_;                     // GUARDED_BY(mu_)
+
+  std::shared_ptr<MemTable> mem_;       // GUARDED_BY(mu_)
+  std::shared_ptr<MemTable> imm_;       // GUARDED_BY(mu_); being flushed
+  std::unique_ptr<WritableFile> log_file_;  // GUARDED_BY(mu_)
+  std::unique_ptr<log::Writer> log_;        // GUARDED_BY(mu_)
+  uint64_t log_number_ = 0;                 // GUARDED_BY(mu_)
+
+  std::deque<Writer*> writers_;         // GUARDED_BY(mu_)
+  WriteBatch group_batch_;              // GUARDED_BY(mu_)
+  std::list<SequenceNumber> snapshots_; // GUARDED_BY(mu_); oldest first
+  std::set<uint64_t> pending_outputs_;  // GUARDED_BY(mu_)
+  std::unique_ptr<VersionSet> versions_;
+};
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_DB_DB_IMPL_H_

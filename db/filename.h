@@ -1,0 +1,53 @@
+// The names of the files in a database directory.
+//
+//   000007.log        write-ahead log
+//   000012.seg        segment file
+//   MANIFEST-000003   manifest: a log of version edits
+//   CURRENT           names the live manifest; replaced atomically
+//   LOCK              held by the process that has the database open
+//   000004.tmp        temporary file being written
+//   LOG               human-readable event log
+// Thread-safety: stateless functions.
+#ifndef BLOOMKV_DB_FILENAME_H_
+#define BLOOMKV_DB_FILENAME_H_
+
+#include <cstdint>
+#include <string>
+
+#include "bloomkv/slice.h"
+#include "bloomkv/status.h"
+
+namespace bloomkv {
+
+class Env;
+
+enum class FileType {
+  kLogFile,
+  kSegmentFile,
+  kManifestFile,
+  kCurrentFile,
+  kLockFile,
+  kTempFile,
+  kInfoLogFile,
+};
+
+std::string LogFileName(const std::string& dbname, uint64_t number);
+std::string SegmentFileName(const std::string& dbname, uint64_t number);
+std::string ManifestFileName(const std::string& dbname, uint64_t number);
+std::string CurrentFileName(const std::string& dbname);
+std::string LockFileName(const std::string& dbname);
+std::string TempFileName(const std::string& dbname, uint64_t number);
+std::string InfoLogFileName(const std::string& dbname);
+
+// Parses a file name (not a path). False if it is not one of ours.
+bool ParseFileName(const std::string& filename, uint64_t* number,
+                   FileType* type);
+
+// Points CURRENT at MANIFEST-<manifest_number>, atomically: writes a
+// temporary file, fsyncs it, renames it over CURRENT, fsyncs the directory.
+Status SetCurrentFile(Env* env, const std::string& dbname,
+                      uint64_t manifest_number);
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_DB_FILENAME_H_

@@ -1,0 +1,111 @@
+// VersionEdit: one change to the set of live segments, as recorded in the
+// manifest; FileMetaData: what the database knows about one segment.
+//
+// The manifest is a log (docs/wal_format.md framing) of encoded edits;
+// replaying them in order rebuilds the current version. The encoding is
+// documented in docs/manifest_format.md.
+// Thread-safety: VersionEdit requires external synchronization.
+// FileMetaData's persistent fields are immutable once the file is part of a
+// version; its counters are atomics updated by concurrent readers.
+#ifndef BLOOMKV_DB_VERSION_EDIT_H_
+#define BLOOMKV_DB_VERSION_EDIT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bloomkv/slice.h"
+#include "bloomkv/status.h"
+#include "table/internal_key.h"
+
+namespace bloomkv {
+
+class SegmentReader;
+
+constexpr int kNumLevels = 7;
+
+// Filter outcomes of lookups that reached one segment, for its measured
+// false-positive rate.
+struct SegmentCounters {
+  std::atomic<uint64_t> lookups{0};          // passed the key-range check
+  std::atomic<uint64_t> filter_negatives{0};
+  std::atomic<uint64_t> filter_positives{0};
+  std::atomic<uint64_t> false_positives{0};  // positive, key not there
+};
+
+struct FileMetaData {
+  // Persistent, in the manifest.
+  uint64_t number = 0;
+  uint64_t file_size = 0;
+  uint64_t num_entries = 0;
+  std::string smallest;  // internal key
+  std::string largest;   // internal key
+
+  // Runtime only. Set before the file is published in a version, never
+  // changed after: readers use them without locks.
+  std::shared_ptr<const SegmentReader> reader;  // null if open failed
+  Status open_status;  // why reader is null
+  SegmentCounters counters;
+};
+
+class VersionEdit {
+ public:
+  void Clear() { *this = VersionEdit(); }
+
+  void SetLogNumber(uint64_t n) {
+    has_log_number_ = true;
+    log_number_ = n;
+  }
+  void SetNextFileNumber(uint64_t n) {
+    has_next_file_number_ = true;
+    next_file_number_ = n;
+  }
+  void SetLastSequence(SequenceNumber s) {
+    has_last_sequence_ = true;
+    last_sequence_ = s;
+  }
+  // REQUIRES: f's persistent fields are set.
+  void AddFile(int level, std::shared_ptr<FileMetaData> f) {
+    new_files_.emplace_back(level, std::move(f));
+  }
+  void RemoveFile(int level, uint64_t number) {
+    deleted_files_.insert({level, number});
+  }
+
+  void EncodeTo(std::string* dst) const;
+  // Corruption (with a description of the problem) if src is malformed.
+  Status DecodeFrom(const Slice& src);
+  std::string DebugString() const;
+
+  bool has_log_number() const { return has_log_number_; }
+  uint64_t log_number() const { return log_number_; }
+  bool has_next_file_number() const { return has_next_file_number_; }
+  uint64_t next_file_number() const { return next_file_number_; }
+  bool has_last_sequence() const { return has_last_sequence_; }
+  SequenceNumber last_sequence() const { return last_sequence_; }
+  const std::vector<std::pair<int, std::shared_ptr<FileMetaData>>>&
+  new_files() const {
+    return new_files_;
+  }
+  const std::set<std::pair<int, uint64_t>>& deleted_files() const {
+    return deleted_files_;
+  }
+
+ private:
+  bool has_log_number_ = false;
+  bool has_next_file_number_ = false;
+  bool has_last_sequence_ = false;
+  uint64_t log_number_ = 0;
+  uint64_t next_file_number_ = 0;
+  SequenceNumber last_sequence_ = 0;
+  std::set<std::pair<int, uint64_t>> deleted_files_;
+  std::vector<std::pair<int, std::shared_ptr<FileMetaData>>> new_files_;
+};
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_DB_VERSION_EDIT_H_

@@ -1,0 +1,223 @@
+// VersionSet: applying edits and keeping the manifest; see version_set.h.
+#include "db/version_set.h"
+
+#include <algorithm>
+#include <map>
+
+#include "db/filename.h"
+#include "db/log_reader.h"
+
+namespace bloomkv {
+
+uint64_t Version::LevelBytes(int level) const {
+  uint64_t total = 0;
+  for (const auto& f : files_[level]) total += f->file_size;
+  return total;
+}
+
+VersionSet::VersionSet(std::string dbname, Env* env, SegmentOpener opener)
+    : dbname_(std::move(dbname)),
+      env_(env),
+      opener_(std::move(opener)),
+      current_(std::make_shared<Version>()) {}
+
+VersionSet::~VersionSet() {
+  if (manifest_file_ != nullptr) manifest_file_->Close().PermitUncheckedError();
+}
+
+Status VersionSet::Apply(const Version& base, const VersionEdit& edit,
+                         std::shared_ptr<Version>* result) const {
+  auto v = std::make_shared<Version>();
+  for (int level = 0; level < kNumLevels; level++) {
+    for (const auto& f : base.files_[level]) {
+      if (edit.deleted_files().count({level, f->number}) == 0) {
+        v->files_[level].push_back(f);
+      }
+    }
+  }
+  for (const auto& [level, number] : edit.deleted_files()) {
+    const auto& files = base.files_[level];
+    if (std::none_of(files.begin(), files.end(),
+                     [n = number](const auto& f) { return f->number == n; })) {
+      return Status::Corruption(
+          "version edit removes segment " + std::to_string(number) +
+          " that is not at level " + std::to_string(level));
+    }
+  }
+  for (const auto& [level, f] : edit.new_files()) {
+    v->files_[level].push_back(f);
+  }
+  // Level 0 is searched newest first; segment numbers grow with the age of
+  // the data they hold, as flushes happen in order.
+  auto& l0 = v->files_[0];
+  std::sort(l0.begin(), l0.end(),
+            [](const auto& a, const auto& b) { return a->number > b->number; });
+  for (int level = 1; level < kNumLevels; level++) {
+    auto& files = v->files_[level];
+    std::sort(files.begin(), files.end(), [](const auto& a, const auto& b) {
+      return CompareInternalKeys(a->smallest, b->smallest) < 0;
+    });
+  }
+  *result = std::move(v);
+  return Status::OK();
+}
+
+void VersionSet::Install(std::shared_ptr<Version> v) {
+  versions_.remove_if([](const auto& w) { return w.expired(); });
+  versions_.push_back(v);
+  current_ = std::move(v);
+}
+
+Status VersionSet::Recover() {
+  std::string current;
+  Status s = ReadFileToString(env_, CurrentFileName(dbname_), &current);
+  if (!s.ok()) return s;
+  if (current.empty() || current.back() != '\n') {
+    return Status::Corruption(CurrentFileName(dbname_),
+                              "does not end with a newline");
+  }
+  current.pop_back();
+  uint64_t manifest_number;
+  FileType type;
+  if (!ParseFileName(current, &manifest_number, &type) ||
+      type != FileType::kManifestFile) {
+    return Status::Corruption(CurrentFileName(dbname_),
+                              "names no manifest: '" + current + "'");
+  }
+  const std::string manifest = dbname_ + "/" + current;
+  std::unique_ptr<SequentialFile> file;
+  s = env_->NewSequentialFile(manifest, &file);
+  if (!s.ok()) {
+    return Status::Corruption(CurrentFileName(dbname_),
+                              "names a manifest that cannot be read: " +
+                                  s.ToString());
+  }
+
+  struct Reporter : log::Reader::Reporter {
+    Status status;
+    void Corruption(size_t, const Status& reason) override {
+      if (status.ok()) status = reason;
+    }
+  } reporter;
+  log::Reader reader(file.get(), manifest, &reporter,
+                     /*verify_checksums=*/true);
+
+  auto v = std::make_shared<Version>();
+  bool have_log = false, have_next = false, have_seq = false;
+  Slice record;
+  std::string scratch;
+  while (reader.ReadRecord(&record, &scratch) && reporter.status.ok()) {
+    VersionEdit edit;
+    s = edit.DecodeFrom(record);
+    if (s.ok()) {
+      std::shared_ptr<Version> next;
+      s = Apply(*v, edit, &next);
+      if (s.ok()) v = std::move(next);
+    }
+    if (!s.ok()) {
+      return Status::Corruption(
+          manifest + " at offset " +
+              std::to_string(reader.LastRecordOffset()),
+          s.message());
+    }
+    if (edit.has_log_number()) {
+      log_number_ = edit.log_number();
+      have_log = true;
+    }
+    if (edit.has_next_file_number()) {
+      next_file_number_ = edit.next_file_number();
+      have_next = true;
+    }
+    if (edit.has_last_sequence()) {
+      last_sequence_ = edit.last_sequence();
+      have_seq = true;
+    }
+  }
+  if (!reporter.status.ok()) return reporter.status;
+  if (!have_log || !have_next || !have_seq) {
+    return Status::Corruption(manifest, "incomplete: no log number, next "
+                                        "file number or last sequence");
+  }
+  manifest_number_ = manifest_number;
+  MarkFileNumberUsed(manifest_number);
+  for (int level = 0; level < kNumLevels; level++) {
+    for (const auto& f : v->files_[level]) {
+      MarkFileNumberUsed(f->number);
+      opener_(f.get());
+    }
+  }
+  Install(std::move(v));
+  return Status::OK();
+}
+
+Status VersionSet::WriteSnapshotManifest() {
+  const uint64_t number = NewFileNumber();
+  const std::string fname = ManifestFileName(dbname_, number);
+  std::unique_ptr<WritableFile> file;
+  Status s = env_->NewWritableFile(fname, &file);
+  if (!s.ok()) return s;
+  auto writer = std::make_unique<log::Writer>(file.get());
+
+  VersionEdit snapshot;
+  snapshot.SetLogNumber(log_number_);
+  snapshot.SetNextFileNumber(next_file_number_);
+  snapshot.SetLastSequence(last_sequence_);
+  for (int level = 0; level < kNumLevels; level++) {
+    for (const auto& f : current_->files_[level]) snapshot.AddFile(level, f);
+  }
+  std::string record;
+  snapshot.EncodeTo(&record);
+  s = writer->AddRecord(record);
+  if (s.ok()) s = file->Sync();
+  if (s.ok()) s = SetCurrentFile(env_, dbname_, number);
+  if (!s.ok()) {
+    file->Close().PermitUncheckedError();
+    env_->RemoveFile(fname).PermitUncheckedError();
+    return s;
+  }
+  if (manifest_file_ != nullptr) manifest_file_->Close().PermitUncheckedError();
+  manifest_file_ = std::move(file);
+  manifest_log_ = std::move(writer);
+  manifest_number_ = number;
+  return Status::OK();
+}
+
+Status VersionSet::LogAndApply(VersionEdit* edit,
+                               std::unique_lock<std::mutex>* lock) {
+  const uint64_t log_number =
+      edit->has_log_number() ? std::max(log_number_, edit->log_number())
+                             : log_number_;
+  edit->SetLogNumber(log_number);
+  edit->SetNextFileNumber(next_file_number_);
+  edit->SetLastSequence(last_sequence_);
+
+  std::shared_ptr<Version> v;
+  Status s = Apply(*current_, *edit, &v);
+  if (!s.ok()) return s;
+
+  std::string record;
+  edit->EncodeTo(&record);
+  // Manifest IO happens without the DB mutex so that reads and writes go on;
+  // the caller guarantees no concurrent LogAndApply.
+  lock->unlock();
+  s = manifest_log_->AddRecord(record);
+  if (s.ok()) s = manifest_file_->Sync();
+  lock->lock();
+  if (!s.ok()) return s;
+  log_number_ = log_number;
+  Install(std::move(v));
+  return Status::OK();
+}
+
+void VersionSet::AddLiveFiles(std::set<uint64_t>* live) {
+  versions_.remove_if([](const auto& w) { return w.expired(); });
+  for (const auto& w : versions_) {
+    if (auto v = w.lock()) {
+      for (int level = 0; level < kNumLevels; level++) {
+        for (const auto& f : v->files_[level]) live->insert(f->number);
+      }
+    }
+  }
+}
+
+}  // namespace bloomkv

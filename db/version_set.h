@@ -1,0 +1,114 @@
+// Version and VersionSet: which segments make up the database, and the
+// manifest that makes that durable.
+//
+// A Version is an immutable list of segments per level; readers pin one with
+// a shared_ptr and read its segments without locks while newer versions are
+// installed. The VersionSet owns the current version and the manifest: every
+// change is an edit, appended (and synced) to the manifest before the new
+// version becomes current. On open, a fresh manifest is written with a
+// snapshot of the recovered state and CURRENT is switched to it atomically.
+//
+// Thread-safety: Version is immutable. VersionSet methods require the DB
+// mutex (noted per method); LogAndApply releases it during manifest IO.
+#ifndef BLOOMKV_DB_VERSION_SET_H_
+#define BLOOMKV_DB_VERSION_SET_H_
+
+#include <cstdint>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "bloomkv/env.h"
+#include "bloomkv/status.h"
+#include "db/log_writer.h"
+#include "db/version_edit.h"
+
+namespace bloomkv {
+
+class Version {
+ public:
+  using FileList = std::vector<std::shared_ptr<FileMetaData>>;
+
+  // Level 0: newest first (files may overlap). Deeper levels: ordered by
+  // key range, non-overlapping.
+  const FileList& files(int level) const { return files_[level]; }
+  int NumFiles(int level) const { return static_cast<int>(files_[level].size()); }
+  uint64_t LevelBytes(int level) const;
+
+ private:
+  friend class VersionSet;
+  FileList files_[kNumLevels];
+};
+
+class VersionSet {
+ public:
+  // Called for every segment entering the set during recovery, before the
+  // recovered version is published: opens its reader (or records why not).
+  using SegmentOpener = std::function<void(FileMetaData*)>;
+
+  VersionSet(std::string dbname, Env* env, SegmentOpener opener);
+  VersionSet(const VersionSet&) = delete;
+  VersionSet& operator=(const VersionSet&) = delete;
+  ~VersionSet();
+
+  // Reads CURRENT and replays the manifest it names.
+  // NotFound if there is no CURRENT; Corruption naming the file otherwise.
+  Status Recover();
+
+  // Starts a fresh manifest holding the whole current state and points
+  // CURRENT at it; the previous manifest becomes obsolete.
+  // REQUIRES: no other thread uses the set (during Open).
+  Status WriteSnapshotManifest();
+
+  // Appends edit to the manifest (synced) and installs the resulting
+  // version as current. Fills in next file number and last sequence.
+  // REQUIRES: *lock holds the DB mutex; it is released during IO and held
+  // again on return. Only one thread at a time may call it.
+  Status LogAndApply(VersionEdit* edit, std::unique_lock<std::mutex>* lock);
+
+  // REQUIRES: DB mutex held (for all below).
+  std::shared_ptr<const Version> current() const { return current_; }
+  uint64_t NewFileNumber() { return next_file_number_++; }
+  // Marks number as used (e.g. by a log found on disk).
+  void MarkFileNumberUsed(uint64_t number) {
+    if (next_file_number_ <= number) next_file_number_ = number + 1;
+  }
+  uint64_t log_number() const { return log_number_; }
+  uint64_t manifest_number() const { return manifest_number_; }
+  SequenceNumber last_sequence() const { return last_sequence_; }
+  void SetLastSequence(SequenceNumber s) { last_sequence_ = s; }
+
+  // Adds the numbers of all segments in any live version (current, or
+  // pinned by a reader or iterator) to *live.
+  void AddLiveFiles(std::set<uint64_t>* live);
+
+ private:
+  // Applies edit to base, producing a new version.
+  // Corruption if the edit refers to files that do not exist.
+  Status Apply(const Version& base, const VersionEdit& edit,
+               std::shared_ptr<Version>* result) const;
+  void Install(std::shared_ptr<Version> v);
+
+  const std::string dbname_;
+  Env* const env_;
+  const SegmentOpener opener_;
+
+  uint64_t next_file_number_ = 2;
+  uint64_t manifest_number_ = 0;
+  uint64_t log_number_ = 0;
+  SequenceNumber last_sequence_ = 0;
+
+  std::unique_ptr<WritableFile> manifest_file_;
+  std::unique_ptr<log::Writer> manifest_log_;
+
+  std::shared_ptr<const Version> current_;
+  std::list<std::weak_ptr<const Version>> versions_;  // every version made
+};
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_DB_VERSION_SET_H_

@@ -1,0 +1,96 @@
+// DB: the embeddable key-value store.
+//
+//   std::unique_ptr<bloomkv::DB> db;
+//   bloomkv::Options options;
+//   options.create_if_missing = true;
+//   bloomkv::Status s = bloomkv::DB::Open(options, "/path/to/db", &db);
+//   s = db->Put(bloomkv::WriteOptions(), "aZ3kQ9x", "https://example.com/");
+//
+// Keys are 1 to kMaxKeySize bytes, values 0 to kMaxValueSize bytes, both
+// arbitrary (NUL included); larger or empty keys get InvalidArgument.
+// Thread-safety: a DB is safe for concurrent use by many threads without
+// external synchronization. Iterators and snapshots it hands out must be
+// released before the DB is destroyed.
+#ifndef BLOOMKV_INCLUDE_DB_H_
+#define BLOOMKV_INCLUDE_DB_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "bloomkv/iterator.h"
+#include "bloomkv/options.h"
+#include "bloomkv/slice.h"
+#include "bloomkv/statistics.h"
+#include "bloomkv/status.h"
+
+namespace bloomkv {
+
+class WriteBatch;
+
+constexpr size_t kMaxKeySize = 64 << 10;       // 64 KiB
+constexpr size_t kMaxValueSize = 32 << 20;     // 32 MiB
+
+// An immutable point-in-time view of the database; see DB::GetSnapshot.
+class Snapshot {
+ protected:
+  virtual ~Snapshot();
+};
+
+class DB {
+ public:
+  // Opens (or, with create_if_missing, creates) the database in directory
+  // `path`. Only one process may have a database open at a time.
+  static Status Open(const Options& options, const std::string& path,
+                     std::unique_ptr<DB>* db);
+
+  DB() = default;
+  DB(const DB&) = delete;
+  DB& operator=(const DB&) = delete;
+  // Waits for background work, then closes every file.
+  virtual ~DB();
+
+  virtual Status Put(const WriteOptions& options, const Slice& key,
+                     const Slice& value) = 0;
+  // Removing a key that does not exist is not an error.
+  virtual Status Delete(const WriteOptions& options, const Slice& key) = 0;
+  // Applies every update of the batch atomically.
+  virtual Status Write(const WriteOptions& options, WriteBatch* updates) = 0;
+
+  // On success stores the value in *value. NotFound if the key is absent.
+  virtual Status Get(const ReadOptions& options, const Slice& key,
+                     std::string* value) = 0;
+
+  // An iterator over user keys and values, as of options.snapshot (or now).
+  // The caller deletes it before the DB.
+  virtual std::unique_ptr<Iterator> NewIterator(
+      const ReadOptions& options) = 0;
+
+  // The current state, kept readable until ReleaseSnapshot.
+  virtual const Snapshot* GetSnapshot() = 0;
+  virtual void ReleaseSnapshot(const Snapshot* snapshot) = 0;
+
+  // Writes the memtable to a new segment and waits until it is durable.
+  virtual Status Flush() = 0;
+
+  // Properties, as text:
+  //   "bloomkv.stats"     DB-wide read and filter counters (see DbStats)
+  //   "bloomkv.segments"  one line per segment: level, number, entries,
+  //                       size, filter bits per key, filter outcomes,
+  //                       measured and theoretical false-positive rates
+  //   "bloomkv.num-files-at-level<N>"
+  //   "bloomkv.approximate-memory-usage"
+  // False if the property is unknown.
+  virtual bool GetProperty(const Slice& property, std::string* value) = 0;
+
+  // DB-wide counters since Open.
+  virtual DbStats GetStats() = 0;
+};
+
+// Deletes the database in `path`: its files and then the directory if empty.
+// Fails if the database is open.
+Status DestroyDB(const std::string& path, const Options& options);
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_INCLUDE_DB_H_

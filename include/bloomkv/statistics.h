@@ -1,0 +1,70 @@
+// Counters that show what the filters save: DB-wide, per segment and per Get.
+//
+// DbStats is a snapshot of monotonically increasing counters since Open().
+// GetTrace is filled by one Get() when ReadOptions::trace points at it.
+// Thread-safety: plain values, copied out of the DB.
+#ifndef BLOOMKV_INCLUDE_STATISTICS_H_
+#define BLOOMKV_INCLUDE_STATISTICS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bloomkv {
+
+struct DbStats {
+  uint64_t gets = 0;                 // Get() calls
+  uint64_t memtable_hits = 0;        // Gets answered by a memtable
+  uint64_t segments_consulted = 0;   // candidate segments a Get looked at
+  uint64_t skipped_by_range = 0;     // key outside the segment's key range
+  uint64_t filter_negatives = 0;     // skipped by filter: no IO at all
+  uint64_t filter_positives = 0;     // filter said "maybe" (or no filter)
+  uint64_t filter_false_positives = 0;  // positive, key not in the segment
+  uint64_t data_blocks_read = 0;     // data blocks read from files
+  uint64_t bytes_read = 0;           // bytes of those blocks
+  uint64_t block_cache_hits = 0;
+  uint64_t block_cache_misses = 0;
+  uint64_t flushes = 0;              // memtables written to segments
+  uint64_t bytes_flushed = 0;
+
+  // "name: value" lines, as GetProperty("bloomkv.stats") returns.
+  std::string ToString() const;
+};
+
+// What happened to one candidate segment during one Get.
+enum class SegmentOutcome {
+  kSkippedByRange,       // key outside [smallest, largest]
+  kSkippedByFilter,      // filter negative: nothing read
+  kFilterFalsePositive,  // filter positive (or no filter), key not there
+  kFound,                // the key's newest visible version is here
+  kDeleted,              // the newest visible version is a tombstone
+  kError,                // reading the segment failed
+};
+const char* SegmentOutcomeName(SegmentOutcome outcome);
+
+struct SegmentTrace {
+  uint64_t file_number = 0;
+  int level = 0;
+  SegmentOutcome outcome = SegmentOutcome::kSkippedByRange;
+  bool had_filter = false;
+  uint64_t data_blocks_read = 0;
+  uint64_t bytes_read = 0;
+  uint64_t cache_hits = 0;
+};
+
+struct GetTrace {
+  uint64_t key_hash = 0;        // XXH3-64 of the key, computed once
+  bool found_in_memtable = false;  // active memtable answered
+  bool found_in_immutable = false; // memtable being flushed answered
+  std::vector<SegmentTrace> segments;  // in the order considered
+  uint64_t data_blocks_read = 0;
+  uint64_t bytes_read = 0;
+  std::string result;  // "found", "deleted", "not found" or the error
+
+  // A human-readable multi-line account of the lookup.
+  std::string ToString() const;
+};
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_INCLUDE_STATISTICS_H_

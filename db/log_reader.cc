@@ -48,7 +48,8 @@ bool Reader::ReadRecord(Slice* record, std::string* scratch) {
         if (in_fragmented_record) {
           // The writer never starts a record before finishing the previous
           // one, so the unfinished one is damage, not a torn append.
-          BeginDrop(record_offset, "fragmented record without its last fragment",
+          BeginDrop(record_offset,
+                    "fragmented record without its last fragment",
                     record_offset);
           in_fragmented_record = false;
         }
@@ -92,7 +93,8 @@ bool Reader::ReadRecord(Slice* record, std::string* scratch) {
       case kEof:
       default:
         if (in_fragmented_record) {
-          BeginDrop(record_offset, "fragmented record without its last fragment",
+          BeginDrop(record_offset,
+                    "fragmented record without its last fragment",
                     record_offset);
         }
         scratch->clear();
@@ -151,7 +153,9 @@ int Reader::ReadPhysicalRecord(Slice* payload, uint64_t* offset,
     const auto type = static_cast<uint8_t>(header[6]);
     *offset = CurrentOffset();
     if (type == kZeroType || type > kMaxRecordType) {
-      *reason = type == kZeroType ? "zeroed record header" : "unknown record type";
+      // All zeros is worth naming: space allocated but never written.
+      *reason = AllZero(Slice(header, kHeaderSize)) ? "zeroed record header"
+                                                    : "unknown record type";
       SkipDamaged(length);
       return kBadRecord;
     }

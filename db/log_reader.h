@@ -80,8 +80,7 @@ class Reader {
   // Returns a valid fragment's type with *payload and *offset set, or
   // kBadRecord with *offset and *reason describing the damage (the damaged
   // bytes have been skipped), or kEof.
-  int ReadPhysicalRecord(Slice* payload, uint64_t* offset,
-                         const char** reason);
+  int ReadPhysicalRecord(Slice* payload, uint64_t* offset, const char** reason);
   // Loads the next block into buffer_; false on a read error.
   bool ReadBlock();
   // Skips a damaged physical record at the start of buffer_ whose header
@@ -91,7 +90,9 @@ class Reader {
   size_t ValidRecordSize(const Slice& s) const;
   // Whether a record may end where `rest` (the rest of buffer_) begins.
   bool IsRecordBoundary(const Slice& rest) const;
-  uint64_t CurrentOffset() const { return end_of_buffer_offset_ - buffer_.size(); }
+  uint64_t CurrentOffset() const {
+    return end_of_buffer_offset_ - buffer_.size();
+  }
 
   // The dropped region being accumulated: it starts at `start`; whether it
   // is corruption or a torn tail is known only once a record starts after
@@ -106,9 +107,9 @@ class Reader {
   const bool verify_checksums_;
 
   std::unique_ptr<char[]> backing_store_;  // kBlockSize bytes
-  Slice buffer_;                  // unread bytes of the current block
-  bool eof_ = false;              // the last block read was partial
-  uint64_t end_of_buffer_offset_ = 0;  // file offset just past buffer_
+  Slice buffer_;                           // unread bytes of the current block
+  bool eof_ = false;                       // the last block read was partial
+  uint64_t end_of_buffer_offset_ = 0;      // file offset just past buffer_
   // Without checksums: a damaged record was skipped by its length field in
   // this block; a second one in a row drops the rest of the block, since the
   // length that was trusted may itself have been the damage.

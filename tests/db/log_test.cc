@@ -248,8 +248,7 @@ TEST(LogTest, ManyRandomRecords) {
     std::vector<std::string> written;
     for (int i = 0; i < 400; i++) {
       // Mostly write-batch sized, sometimes spanning several blocks.
-      const size_t n = rng() % 8 == 0 ? rng() % (3 * kBlockSize)
-                                      : rng() % 200;
+      const size_t n = rng() % 8 == 0 ? rng() % (3 * kBlockSize) : rng() % 200;
       written.push_back(RandomBytes(&rng, n));
       log.Add(written.back());
     }
@@ -404,7 +403,8 @@ TEST(LogTest, DamagedFinalRecordIsATornTail) {
 }
 
 TEST(LogTest, ZeroFilledTail) {
-  for (size_t zeros : {size_t{3}, kHeaderSize, size_t{100}, 2 * kBlockSize + 9}) {
+  for (size_t zeros :
+       {size_t{3}, kHeaderSize, size_t{100}, 2 * kBlockSize + 9}) {
     SCOPED_TRACE("zeros=" + std::to_string(zeros));
     Log log;
     log.Add("a");
@@ -434,10 +434,10 @@ TEST(LogTest, ZeroedRegionInTheMiddleIsCorruption) {
   EXPECT_EQ(r.records, (std::vector<std::string>{"a", "c"}));
   ASSERT_EQ(r.reports.reasons.size(), 1u);
   EXPECT_TRUE(r.reports.reasons[0].IsCorruption());
-  EXPECT_NE(r.reports.reasons[0].message().find(
-                "zeroed record header at offset " +
-                std::to_string(log.starts[1])),
-            std::string::npos)
+  EXPECT_NE(
+      r.reports.reasons[0].message().find("zeroed record header at offset " +
+                                          std::to_string(log.starts[1])),
+      std::string::npos)
       << r.reports.reasons[0].ToString();
   EXPECT_EQ(r.reports.dropped_bytes, log.ends[1] - log.starts[1]);
   EXPECT_FALSE(r.torn_tail);
@@ -479,18 +479,62 @@ TEST(LogTest, FlippedByteInMiddleRecordIsReported) {
       EXPECT_NE(s.message().find(kFileName), std::string::npos) << s.ToString();
       // The damaged physical record is named by the offset of its header.
       const uint64_t fragment =
-          size < kBlockSize ? log.starts[1]
-                            : flipped - flipped % kBlockSize +
-                                  (flipped / kBlockSize ==
-                                           log.starts[1] / kBlockSize
-                                       ? log.starts[1] % kBlockSize
-                                       : 0);
+          size < kBlockSize
+              ? log.starts[1]
+              : flipped - flipped % kBlockSize +
+                    (flipped / kBlockSize == log.starts[1] / kBlockSize
+                         ? log.starts[1] % kBlockSize
+                         : 0);
       EXPECT_NE(s.message().find("at offset " + std::to_string(fragment)),
                 std::string::npos)
           << s.ToString();
       EXPECT_EQ(r.reports.dropped_bytes, log.starts[2] - log.starts[1]);
       EXPECT_FALSE(r.torn_tail);
     }
+  }
+}
+
+// Single flipped bytes anywhere: the reader never crashes, never invents or
+// reorders a record, and never loses one silently unless it lost only the
+// end of the log.
+TEST(LogTest, RandomFlipsNeverInventRecords) {
+  for (uint64_t seed = 1; seed <= 20; seed++) {
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    Log log;
+    std::vector<std::string> written;
+    for (int i = 0; i < 30; i++) {
+      written.push_back(
+          RandomBytes(&rng, rng() % 4 == 0 ? rng() % 70000 : rng() % 300));
+      log.Add(written.back());
+    }
+    std::string c = log.contents();
+    const size_t pos = rng() % c.size();
+    c[pos] = static_cast<char>(c[pos] ^ (1 + rng() % 255));
+    SCOPED_TRACE("pos=" + std::to_string(pos));
+    ReadResult r = ReadLog(c);
+    // A subsequence of what was written, in order.
+    size_t w = 0;
+    size_t first_missing = written.size();
+    for (const auto& rec : r.records) {
+      while (w < written.size() && written[w] != rec) {
+        first_missing = std::min(first_missing, w);
+        w++;
+      }
+      ASSERT_LT(w, written.size()) << "a record that was never written";
+      w++;
+    }
+    if (w < written.size()) first_missing = std::min(first_missing, w);
+    if (r.reports.reasons.empty()) {
+      // Only a suffix may be gone, and only as a torn tail.
+      EXPECT_EQ(r.records.size(), first_missing);
+      EXPECT_EQ(r.torn_tail, first_missing < written.size());
+    }
+    // Damage before the last record's block is always reported.
+    if (pos < log.starts.back() - log.starts.back() % kBlockSize) {
+      EXPECT_FALSE(r.reports.reasons.empty());
+    }
+    ReadLog(c, /*verify_checksums=*/false);  // must not crash
   }
 }
 
@@ -532,8 +576,8 @@ TEST(LogTest, BadLength) {
   EXPECT_TRUE(r.records[2] == Filler(kBlockSize));
   EXPECT_EQ(r.records[3], "e");
   ASSERT_EQ(r.reports.reasons.size(), 1u);
-  EXPECT_NE(r.reports.reasons[0].message().find(
-                "bad record length at offset " + std::to_string(log.starts[1])),
+  EXPECT_NE(r.reports.reasons[0].message().find("bad record length at offset " +
+                                                std::to_string(log.starts[1])),
             std::string::npos)
       << r.reports.reasons[0].ToString();
   EXPECT_EQ(r.reports.dropped_bytes, log.starts[2] - log.starts[1]);
@@ -560,25 +604,45 @@ TEST(LogTest, HandCraftedFragmentSequences) {
   const std::vector<Case> cases = {
       {"FIRST without LAST mid-file",
        {a, Physical(kFirstType, "b1"), Physical(kMiddleType, "b2"), z},
-       {"a", "z"}, 1, 1, false},
+       {"a", "z"},
+       1,
+       1,
+       false},
       {"FIRST interrupted by FIRST",
        {a, Physical(kFirstType, "b1"), Physical(kFirstType, "c1"),
         Physical(kLastType, "c2")},
-       {"a", "c1c2"}, 1, 1, false},
-      {"orphan LAST", {a, Physical(kLastType, "x"), z}, {"a", "z"}, 1, 1,
+       {"a", "c1c2"},
+       1,
+       1,
        false},
-      {"orphan MIDDLE", {a, Physical(kMiddleType, "x"), z}, {"a", "z"}, 1, 1,
+      {"orphan LAST",
+       {a, Physical(kLastType, "x"), z},
+       {"a", "z"},
+       1,
+       1,
+       false},
+      {"orphan MIDDLE",
+       {a, Physical(kMiddleType, "x"), z},
+       {"a", "z"},
+       1,
+       1,
        false},
       {"unknown type", {a, Physical(5, "x"), z}, {"a", "z"}, 1, 1, false},
       {"type 255", {a, Physical(255, "x"), z}, {"a", "z"}, 1, 1, false},
       {"FIRST at the end", {a, Physical(kFirstType, "b1")}, {"a"}, 0, 0, true},
       {"FIRST MIDDLE at the end",
        {a, Physical(kFirstType, "b1"), Physical(kMiddleType, "b2")},
-       {"a"}, 0, 0, true},
+       {"a"},
+       0,
+       0,
+       true},
       {"empty fragments",
        {Physical(kFirstType, ""), Physical(kMiddleType, ""),
         Physical(kLastType, ""), a},
-       {"", "a"}, 0, 0, false},
+       {"", "a"},
+       0,
+       0,
+       false},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -593,8 +657,9 @@ TEST(LogTest, HandCraftedFragmentSequences) {
     ASSERT_EQ(r.reports.reasons.size(), c.reports);
     if (c.reports > 0) {
       const std::string& m = r.reports.reasons[0].message();
-      EXPECT_NE(m.find("at offset " + std::to_string(offsets[c.reported_index])),
-                std::string::npos)
+      EXPECT_NE(
+          m.find("at offset " + std::to_string(offsets[c.reported_index])),
+          std::string::npos)
           << m;
     }
     EXPECT_EQ(r.torn_tail, c.torn);
@@ -611,7 +676,7 @@ TEST(LogTest, NonZeroPaddingIsCorruption) {
   EXPECT_EQ(r.records.size(), 2u);
   ASSERT_EQ(r.reports.reasons.size(), 1u);
   EXPECT_NE(r.reports.reasons[0].message().find("padding at offset " +
-                                                 std::to_string(kBlockSize - 3)),
+                                                std::to_string(kBlockSize - 3)),
             std::string::npos)
       << r.reports.reasons[0].ToString();
 }
@@ -684,8 +749,8 @@ TEST(LogTest, NullReporterIsAllowed) {
 // The real POSIX files, once: write, close, reopen for append, read back.
 TEST(LogTest, PosixFilesRoundTripAndReopen) {
   Env* env = Env::Default();
-  const std::string dir = ::testing::TempDir() + "/bloomkv_log_test_" +
-                          std::to_string(::getpid());
+  const std::string dir =
+      ::testing::TempDir() + "/bloomkv_log_test_" + std::to_string(::getpid());
   ASSERT_TRUE(env->CreateDir(dir).ok());
   const std::string fname = dir + "/000001.log";
   {

@@ -2,11 +2,15 @@
 //
 // Why a heap at every child count: a step costs one sift-down of the child
 // that moved, about log2(n) key comparisons, against n-1 for a linear scan
-// of the children's current keys. Both are equal at n <= 3, where the heap's
-// bookkeeping is a handful of index moves; from there on the heap wins, and
-// a version commonly has tens of level-0 segments plus one per level, and
-// more than 100 when compaction falls behind. One code path is also one path
-// to get right in both directions. (The one-child case skips the merge.)
+// of the children's current keys. Measured (forward scan of 400k entries in
+// vector children, -O2, ns per Next, heap vs. a linear-scan loop inlined
+// into the benchmark): 2 children 62/41, 4: 86/71, 8: 114/138, 16: 167/258,
+// 64: 318/451, 200: 500/2022. Part of the linear loop's edge at n <= 4
+// (15-20 ns) is the three virtual calls per step it saves by not sitting
+// behind the Iterator interface, so a second, linear code path would gain
+// little there, while a version may hold many level-0 segments plus one per
+// level, and over 100 when compaction falls behind. One path is also one
+// path to get right in both directions. (One child skips the merge.)
 //
 // Invariant: heap_ holds exactly the children that are Valid(), ordered by
 // (internal key, child index) ascending while moving forward and descending

@@ -51,6 +51,7 @@ void BlockBuilder::Add(const Slice& key, const Slice& value) {
 }
 
 Slice BlockBuilder::Finish() {
+  if (finished_) return Slice(buffer_);
   for (uint32_t r : restarts_) PutFixed32(&buffer_, r);
   PutFixed32(&buffer_, static_cast<uint32_t>(restarts_.size()));
   finished_ = true;

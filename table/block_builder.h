@@ -33,7 +33,8 @@ class BlockBuilder {
   void Add(const Slice& key, const Slice& value);
 
   // Appends the restart array and returns the whole block, valid until the
-  // next Reset() or the builder's destruction.
+  // next Reset() or the builder's destruction. Calling it again returns the
+  // same block.
   Slice Finish();
 
   void Reset();

@@ -1,0 +1,100 @@
+// Block: an immutable, parsed data or index block (see block_builder.h for
+// the format), and BlockIter, the iterator over its entries.
+//
+// Block keys are internal keys (table/internal_key.h) and are ordered with
+// CompareInternalKeys. The contents come from a file and are not trusted:
+// every varint, length and restart offset is checked against the block
+// bounds, and any malformation turns into a Corruption status from the
+// iterator naming the file and the block's offset, never an out-of-bounds
+// read. (Checksums are ReadBlock's job; this code stays safe without them.)
+// Thread-safety: a Block is immutable and may be shared between threads; a
+// BlockIter requires external synchronization.
+#ifndef BLOOMKV_TABLE_BLOCK_H_
+#define BLOOMKV_TABLE_BLOCK_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "bloomkv/iterator.h"
+#include "bloomkv/slice.h"
+#include "bloomkv/status.h"
+
+namespace bloomkv {
+
+class Block {
+ public:
+  // Validates the restart array trailer. file_name and offset (of the block
+  // in its file) name the block in error messages.
+  static Status Parse(std::string contents, const std::string& file_name,
+                      uint64_t offset, std::shared_ptr<const Block>* block);
+
+  Block(const Block&) = delete;
+  Block& operator=(const Block&) = delete;
+
+  // Bytes of memory the block holds, for cache charging.
+  size_t size() const { return contents_.size(); }
+  const std::string& file_name() const { return file_name_; }
+  uint64_t offset() const { return offset_; }
+
+  // An iterator that keeps the block alive.
+  static std::unique_ptr<Iterator> NewIterator(
+      std::shared_ptr<const Block> block);
+
+ private:
+  friend class BlockIter;
+  Block(std::string contents, std::string file_name, uint64_t offset,
+        uint32_t restarts_offset, uint32_t num_restarts);
+
+  const std::string contents_;
+  const std::string file_name_;
+  const uint64_t offset_;
+  const uint32_t restarts_offset_;  // where the restart array starts
+  const uint32_t num_restarts_;     // >= 1
+};
+
+class BlockIter final : public Iterator {
+ public:
+  // REQUIRES: block outlives the iterator unless pin holds it.
+  explicit BlockIter(const Block* block,
+                     std::shared_ptr<const Block> pin = nullptr);
+
+  bool Valid() const override { return current_ < restarts_; }
+  void SeekToFirst() override;
+  void SeekToLast() override;
+  // target must be an internal key (at least 8 bytes) else InvalidArgument.
+  void Seek(const Slice& target) override;
+  void SeekForPrev(const Slice& target) override;
+  void Next() override;
+  void Prev() override;
+  Slice key() const override { return Slice(key_); }
+  Slice value() const override { return value_; }
+  Status status() const override { return status_; }
+
+ private:
+  // Offset of restart point i, or false (and the iterator in error) if the
+  // stored offset is out of bounds.
+  bool RestartPoint(uint32_t i, uint32_t* offset);
+  void SeekToRestart(uint32_t i, uint32_t offset);
+  // Decodes the entry at next_; false at the end of the block or on error.
+  bool ParseNextKey();
+  void CorruptionError(const std::string& what, uint32_t at);
+  void InvalidArgumentError(const std::string& what);
+
+  const Block* const block_;
+  const std::shared_ptr<const Block> pin_;
+  const char* const data_;
+  const uint32_t restarts_;
+  const uint32_t num_restarts_;
+
+  uint32_t current_;  // offset of the current entry; restarts_ if invalid
+  uint32_t next_;     // offset of the entry after the current one
+  uint32_t restart_index_ = 0;  // last restart point at or before current_
+  std::string key_;
+  Slice value_;
+  Status status_;
+};
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_TABLE_BLOCK_H_

@@ -1,0 +1,203 @@
+// Block handles, footer, block trailer and block IO; see format.h.
+#include "table/format.h"
+
+#include <lz4.h>
+
+#include <limits>
+
+#include "bloomkv/env.h"
+#include "util/coding.h"
+#include "util/hash.h"
+
+namespace bloomkv {
+
+namespace {
+
+// Footer field offsets (never change: on disk).
+constexpr size_t kFooterChecksumTypeOffset = 48;
+constexpr size_t kFooterVersionOffset = 49;
+constexpr size_t kFooterChecksumOffset = 53;
+constexpr size_t kFooterMagicOffset = 57;
+static_assert(kFooterMagicOffset + 8 == kFooterSize);
+
+// LZ4 cannot expand data by more than about 255x; a stored uncompressed size
+// above this bound is corrupt, and rejecting it keeps a flipped varint from
+// turning into a huge allocation.
+constexpr uint64_t kMaxLZ4Ratio = 256;
+
+void PutHandleFixed(std::string* dst, const BlockHandle& h) {
+  PutFixed64(dst, h.offset);
+  PutFixed64(dst, h.size);
+}
+
+BlockHandle DecodeHandleFixed(const char* p) {
+  BlockHandle h;
+  h.offset = DecodeFixed64(p);
+  h.size = DecodeFixed64(p + 8);
+  return h;
+}
+
+}  // namespace
+
+Status CorruptionAt(const std::string& file_name, const std::string& what,
+                    uint64_t offset) {
+  return Status::Corruption(file_name + ": " + what + " at offset " +
+                            std::to_string(offset));
+}
+
+void BlockHandle::EncodeTo(std::string* dst) const {
+  PutVarint64(dst, offset);
+  PutVarint64(dst, size);
+}
+
+bool BlockHandle::DecodeFrom(Slice* input) {
+  return GetVarint64(input, &offset) && GetVarint64(input, &size);
+}
+
+void Footer::EncodeTo(std::string* dst) const {
+  const size_t start = dst->size();
+  PutHandleFixed(dst, filter_handle);
+  PutHandleFixed(dst, properties_handle);
+  PutHandleFixed(dst, index_handle);
+  dst->push_back(static_cast<char>(checksum_type));
+  PutFixed32(dst, format_version);
+  PutFixed32(dst, BlockChecksum(dst->data() + start, kFooterChecksumOffset));
+  PutFixed64(dst, kSegmentMagicNumber);
+}
+
+Status Footer::DecodeFrom(const Slice& input, const std::string& file_name,
+                          uint64_t footer_offset) {
+  if (input.size() != kFooterSize) {
+    return CorruptionAt(file_name, "truncated footer", footer_offset);
+  }
+  const char* p = input.data();
+  if (DecodeFixed64(p + kFooterMagicOffset) != kSegmentMagicNumber) {
+    return CorruptionAt(file_name, "bad magic number (not a segment file)",
+                        footer_offset + kFooterMagicOffset);
+  }
+  const uint32_t version = DecodeFixed32(p + kFooterVersionOffset);
+  if (version != kSegmentFormatVersion1) {
+    return Status::NotSupported(
+        file_name + ": unsupported segment format version " +
+        std::to_string(version) + " at offset " +
+        std::to_string(footer_offset + kFooterVersionOffset) +
+        " (this build reads version " +
+        std::to_string(kLatestSegmentFormatVersion) + ")");
+  }
+  const uint8_t ctype = static_cast<uint8_t>(p[kFooterChecksumTypeOffset]);
+  if (ctype != static_cast<uint8_t>(ChecksumType::kXXH3Low32)) {
+    return Status::NotSupported(
+        file_name + ": unknown checksum type " + std::to_string(ctype) +
+        " at offset " +
+        std::to_string(footer_offset + kFooterChecksumTypeOffset));
+  }
+  const uint32_t stored = DecodeFixed32(p + kFooterChecksumOffset);
+  if (stored != BlockChecksum(p, kFooterChecksumOffset)) {
+    return CorruptionAt(file_name, "footer checksum mismatch", footer_offset);
+  }
+  filter_handle = DecodeHandleFixed(p);
+  properties_handle = DecodeHandleFixed(p + 16);
+  index_handle = DecodeHandleFixed(p + 32);
+  format_version = version;
+  checksum_type = static_cast<ChecksumType>(ctype);
+  return Status::OK();
+}
+
+CompressionType CompressBlock(const Slice& raw, CompressionType type,
+                              std::string* dst) {
+  if (type == CompressionType::kLZ4 &&
+      raw.size() <= static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) {
+    const size_t start = dst->size();
+    PutVarint32(dst, static_cast<uint32_t>(raw.size()));
+    const size_t header = dst->size() - start;
+    const int bound = LZ4_compressBound(static_cast<int>(raw.size()));
+    dst->resize(start + header + static_cast<size_t>(bound));
+    const int n = LZ4_compress_default(raw.data(), dst->data() + start + header,
+                                       static_cast<int>(raw.size()), bound);
+    const size_t total = header + static_cast<size_t>(n > 0 ? n : 0);
+    // Keep compression only when it saves at least 1/8 of the block.
+    if (n > 0 && total <= raw.size() - raw.size() / 8) {
+      dst->resize(start + total);
+      return CompressionType::kLZ4;
+    }
+    dst->resize(start);
+  }
+  dst->append(raw.data(), raw.size());
+  return CompressionType::kNone;
+}
+
+void AppendBlockTrailer(const Slice& payload, CompressionType type,
+                        std::string* dst) {
+  const char t = static_cast<char>(type);
+  const uint32_t crc = BlockChecksum2(payload.data(), payload.size(), &t, 1);
+  dst->push_back(t);
+  PutFixed32(dst, crc);
+}
+
+Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
+                 const BlockHandle& handle, bool verify_checksum,
+                 std::string* contents, uint64_t* bytes_read) {
+  if (handle.size > std::numeric_limits<size_t>::max() - kBlockTrailerSize) {
+    return CorruptionAt(file_name, "block handle too large", handle.offset);
+  }
+  const size_t n = static_cast<size_t>(handle.size);
+  std::string buf;
+  buf.resize(n + kBlockTrailerSize);
+  Slice got;
+  Status s = file->Read(handle.offset, n + kBlockTrailerSize, &got, buf.data());
+  if (!s.ok()) return s;
+  if (bytes_read != nullptr) *bytes_read += got.size();
+  if (got.size() != n + kBlockTrailerSize) {
+    return CorruptionAt(
+        file_name,
+        "truncated block read (size " + std::to_string(handle.size) + ")",
+        handle.offset);
+  }
+  if (got.data() != buf.data()) buf.assign(got.data(), got.size());
+  const char* p = buf.data();
+  if (verify_checksum) {
+    const uint32_t stored = DecodeFixed32(p + n + 1);
+    if (stored != BlockChecksum(p, n + 1)) {
+      return Status::Corruption(file_name +
+                                ": block checksum mismatch at offset " +
+                                std::to_string(handle.offset) + " (size " +
+                                std::to_string(handle.size) + ")");
+    }
+  }
+  switch (static_cast<CompressionType>(static_cast<uint8_t>(p[n]))) {
+    case CompressionType::kNone:
+      buf.resize(n);
+      *contents = std::move(buf);
+      return Status::OK();
+    case CompressionType::kLZ4: {
+      uint32_t raw_size;
+      const char* q = GetVarint32Ptr(p, p + n, &raw_size);
+      if (q == nullptr ||
+          raw_size > static_cast<uint64_t>(n) * kMaxLZ4Ratio + 64 ||
+          raw_size > static_cast<uint32_t>(LZ4_MAX_INPUT_SIZE)) {
+        return CorruptionAt(file_name, "bad LZ4 block size header",
+                            handle.offset);
+      }
+      const size_t compressed = static_cast<size_t>(p + n - q);
+      if (compressed > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) {
+        return CorruptionAt(file_name, "LZ4 block too large", handle.offset);
+      }
+      std::string out;
+      out.resize(raw_size);
+      const int got_raw =
+          LZ4_decompress_safe(q, out.data(), static_cast<int>(compressed),
+                              static_cast<int>(raw_size));
+      if (got_raw < 0 || static_cast<uint32_t>(got_raw) != raw_size) {
+        return CorruptionAt(file_name, "corrupt LZ4 block", handle.offset);
+      }
+      *contents = std::move(out);
+      return Status::OK();
+    }
+  }
+  return CorruptionAt(file_name,
+                      "unknown block compression type " +
+                          std::to_string(static_cast<uint8_t>(p[n])),
+                      handle.offset);
+}
+
+}  // namespace bloomkv

@@ -1,0 +1,93 @@
+// Segment file format primitives: block handles, the footer, the block
+// trailer, and reading/writing one block with its compression and checksum.
+//
+// Every constant here is part of the on-disk format documented in
+// docs/segment_format.md; those marked "never change: on disk" must keep their
+// values forever (a new layout gets a new format version).
+// Thread-safety: stateless functions and plain values.
+#ifndef BLOOMKV_TABLE_FORMAT_H_
+#define BLOOMKV_TABLE_FORMAT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "bloomkv/options.h"
+#include "bloomkv/slice.h"
+#include "bloomkv/status.h"
+
+namespace bloomkv {
+
+class RandomAccessFile;
+
+// Never change: on disk. The last 8 bytes of every segment file.
+// Stored little-endian, so the file ends with the ASCII bytes "BLOOMSEG".
+constexpr uint64_t kSegmentMagicNumber = 0x4745534d4f4f4c42ull;
+// Never change: on disk. The only format version written so far.
+constexpr uint32_t kSegmentFormatVersion1 = 1;
+constexpr uint32_t kLatestSegmentFormatVersion = kSegmentFormatVersion1;
+// Never change: on disk. Checksum type byte in the footer.
+enum class ChecksumType : uint8_t {
+  kXXH3Low32 = 1,  // low 32 bits of XXH3-64, seed 0 (util/hash.h)
+};
+// Never change: on disk. Every block is followed by a 1-byte compression
+// type and a fixed32 checksum of the payload and the type byte.
+constexpr size_t kBlockTrailerSize = 5;
+// Never change: on disk. Three handles of two fixed64 each (48), checksum
+// type (1), format version (4), footer checksum (4) over the 53 bytes before
+// it, magic (8).
+constexpr size_t kFooterSize = 3 * 16 + 1 + 4 + 4 + 8;
+
+// Where a block's payload lives in the file. size excludes the trailer.
+struct BlockHandle {
+  uint64_t offset = 0;
+  uint64_t size = 0;
+
+  // Varint encoding, used in index block values.
+  void EncodeTo(std::string* dst) const;
+  // False if *input does not start with a well-formed handle.
+  bool DecodeFrom(Slice* input);
+};
+
+struct Footer {
+  BlockHandle filter_handle;  // size 0 and offset 0 when there is no filter
+  BlockHandle properties_handle;
+  BlockHandle index_handle;
+  uint32_t format_version = kLatestSegmentFormatVersion;
+  ChecksumType checksum_type = ChecksumType::kXXH3Low32;
+
+  // Appends exactly kFooterSize bytes.
+  void EncodeTo(std::string* dst) const;
+  // input: the last kFooterSize bytes of the file. Validates magic, version,
+  // checksum type and the footer checksum, in that order; file_name and
+  // footer_offset go into error messages. An unknown version or checksum
+  // type is NotSupported, anything else malformed is Corruption.
+  Status DecodeFrom(const Slice& input, const std::string& file_name,
+                    uint64_t footer_offset);
+};
+
+// Appends to *dst the payload to store for `raw` under `type`, and returns
+// the type actually used: kNone when compression is unavailable or saves
+// less than 1/8 of the block. An LZ4 payload is varint32(raw size) followed
+// by the LZ4 block-format bytes.
+CompressionType CompressBlock(const Slice& raw, CompressionType type,
+                              std::string* dst);
+
+// Appends the 5-byte trailer for payload stored under type.
+void AppendBlockTrailer(const Slice& payload, CompressionType type,
+                        std::string* dst);
+
+// Reads the block at handle, checks its checksum when verify_checksum is
+// set, and stores its uncompressed contents in *contents. Adds the bytes read
+// to *bytes_read (if not null). Any malformation is Corruption naming
+// file_name and handle.offset.
+Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
+                 const BlockHandle& handle, bool verify_checksum,
+                 std::string* contents, uint64_t* bytes_read);
+
+// "<file_name>: <what> at offset <offset>" as a Corruption status.
+Status CorruptionAt(const std::string& file_name, const std::string& what,
+                    uint64_t offset);
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_TABLE_FORMAT_H_

@@ -1,0 +1,244 @@
+// SegmentBuilder; see segment_builder.h and docs/segment_format.md.
+//
+// Index separators: each index entry's key is the shortest internal key we
+// can cheaply find that is >= the last key of its block and < the first key
+// of the next block (on the user-key part, with the newest possible
+// sequence number); when no shorter user key fits, it is the block's last
+// key itself. The last block's separator is a short successor of its last
+// user key. A lookup key that sorts after a block's last key but not after
+// its separator therefore has no entry in the segment.
+#include "table/segment_builder.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "bloomkv/env.h"
+#include "bloomkv/filter_policy.h"
+#include "table/block_builder.h"
+#include "table/format.h"
+#include "table/internal_key.h"
+#include "util/hash.h"
+
+namespace bloomkv {
+
+namespace {
+
+// Keys and values are limited so that a block (block_size plus one entry)
+// always fits the 32-bit offsets of the block format.
+constexpr size_t kMaxKeyOrValueSize = size_t{1} << 30;
+constexpr size_t kMaxBlockSize = size_t{1} << 30;
+
+std::string WithSeekTrailer(std::string user_key) {
+  PutFixed64(&user_key,
+             PackSequenceAndType(kMaxSequenceNumber, kValueTypeForSeek));
+  return user_key;
+}
+
+// A short internal key k with start <= k < limit. REQUIRES: start < limit.
+std::string FindShortSeparator(const Slice& start, const Slice& limit) {
+  const Slice us = ExtractUserKey(start);
+  const Slice ul = ExtractUserKey(limit);
+  const size_t min_len = std::min(us.size(), ul.size());
+  size_t diff = 0;
+  while (diff < min_len && us[diff] == ul[diff]) diff++;
+  if (diff < min_len) {
+    const auto b = static_cast<uint8_t>(us[diff]);
+    if (b < 0xff && b + 1 < static_cast<uint8_t>(ul[diff]) &&
+        diff + 1 < us.size()) {
+      std::string s(us.data(), diff + 1);
+      s[diff] = static_cast<char>(b + 1);
+      return WithSeekTrailer(std::move(s));
+    }
+  }
+  return start.ToString();
+}
+
+// A short internal key k >= key (nothing else need be above it).
+std::string FindShortSuccessor(const Slice& key) {
+  const Slice uk = ExtractUserKey(key);
+  for (size_t i = 0; i + 1 < uk.size(); i++) {
+    const auto b = static_cast<uint8_t>(uk[i]);
+    if (b != 0xff) {
+      std::string s(uk.data(), i + 1);
+      s[i] = static_cast<char>(b + 1);
+      return WithSeekTrailer(std::move(s));
+    }
+  }
+  return key.ToString();
+}
+
+}  // namespace
+
+struct SegmentBuilder::Rep {
+  Rep(const SegmentBuilderOptions& o, WritableFile* f)
+      : options(o),
+        file(f),
+        data_block(o.block_restart_interval),
+        index_block(1) {
+    options.block_size =
+        std::clamp<size_t>(options.block_size, 1, kMaxBlockSize);
+  }
+
+  Status WriteBlock(const Slice& payload, CompressionType type,
+                    BlockHandle* handle) {
+    std::string trailer;
+    AppendBlockTrailer(payload, type, &trailer);
+    handle->offset = offset;
+    handle->size = payload.size();
+    Status s = file->Append(payload);
+    if (s.ok()) s = file->Append(trailer);
+    if (s.ok()) offset += payload.size() + trailer.size();
+    return s;
+  }
+
+  Status FlushDataBlock() {
+    if (data_block.empty()) return Status::OK();
+    const Slice raw = data_block.Finish();
+    compressed.clear();
+    const CompressionType used =
+        CompressBlock(raw, options.compression, &compressed);
+    Status s = WriteBlock(compressed, used, &pending_handle);
+    if (!s.ok()) return s;
+    data_block.Reset();
+    pending_index_entry = true;
+    props.num_data_blocks++;
+    props.data_size += pending_handle.size + kBlockTrailerSize;
+    return Status::OK();
+  }
+
+  void AddIndexEntry(const std::string& separator) {
+    std::string handle;
+    pending_handle.EncodeTo(&handle);
+    index_block.Add(separator, handle);
+    pending_index_entry = false;
+  }
+
+  SegmentBuilderOptions options;
+  WritableFile* const file;
+  uint64_t offset = 0;
+  Status status;
+  bool done = false;  // Finish() or Abandon() called
+  BlockBuilder data_block;
+  BlockBuilder index_block;
+  std::string last_key;
+  // After a data block is written its index entry waits for the next key,
+  // so that the separator can be shortened against it.
+  bool pending_index_entry = false;
+  BlockHandle pending_handle;
+  std::vector<uint64_t> hashes;
+  std::string compressed;
+  SegmentProperties props;
+};
+
+SegmentBuilder::SegmentBuilder(const SegmentBuilderOptions& options,
+                               WritableFile* file)
+    : rep_(std::make_unique<Rep>(options, file)) {}
+
+SegmentBuilder::~SegmentBuilder() = default;
+
+Status SegmentBuilder::Add(const Slice& internal_key, const Slice& value) {
+  Rep* r = rep_.get();
+  if (!r->status.ok()) return r->status;
+  if (r->done) {
+    return Status::InvalidArgument("SegmentBuilder::Add after Finish/Abandon");
+  }
+  ParsedInternalKey parsed;
+  if (!ParseInternalKey(internal_key, &parsed)) {
+    r->status = Status::InvalidArgument("malformed internal key: " +
+                                        internal_key.ToEscapedString());
+    return r->status;
+  }
+  if (internal_key.size() > kMaxKeyOrValueSize ||
+      value.size() > kMaxKeyOrValueSize) {
+    r->status = Status::InvalidArgument("key or value larger than 1 GiB");
+    return r->status;
+  }
+  const bool first = r->props.num_entries == 0;
+  if (!first && CompareInternalKeys(internal_key, r->last_key) <= 0) {
+    r->status =
+        Status::InvalidArgument("key " + internal_key.ToEscapedString() +
+                                " is not greater than the previous key " +
+                                Slice(r->last_key).ToEscapedString());
+    return r->status;
+  }
+  if (r->pending_index_entry) {
+    r->AddIndexEntry(FindShortSeparator(r->last_key, internal_key));
+  }
+  if (r->options.filter_policy != nullptr &&
+      (first || ExtractUserKey(Slice(r->last_key)) != parsed.user_key)) {
+    r->hashes.push_back(KeyHash(parsed.user_key));
+  }
+  if (first) r->props.smallest_key = internal_key.ToString();
+  r->props.num_entries++;
+  if (parsed.type == ValueType::kDeletion) r->props.num_deletions++;
+  r->props.raw_key_bytes += internal_key.size();
+  r->props.raw_value_bytes += value.size();
+  r->last_key.assign(internal_key.data(), internal_key.size());
+  r->data_block.Add(internal_key, value);
+  if (r->data_block.CurrentSizeEstimate() >= r->options.block_size) {
+    r->status = r->FlushDataBlock();
+  }
+  return r->status;
+}
+
+Status SegmentBuilder::Finish() {
+  Rep* r = rep_.get();
+  if (!r->status.ok()) return r->status;
+  if (r->done) {
+    return Status::InvalidArgument("SegmentBuilder::Finish called twice");
+  }
+  r->done = true;
+  r->status = r->FlushDataBlock();
+  if (!r->status.ok()) return r->status;
+  SegmentProperties& props = r->props;
+
+  Footer footer;
+  if (r->options.filter_policy != nullptr) {
+    const FilterPolicy& policy = *r->options.filter_policy;
+    std::string filter;
+    policy.CreateFilter(r->hashes.data(), r->hashes.size(), &filter);
+    r->status =
+        r->WriteBlock(filter, CompressionType::kNone, &footer.filter_handle);
+    if (!r->status.ok()) return r->status;
+    props.filter_size = filter.size() + kBlockTrailerSize;
+    props.filter_policy = policy.Name();
+    props.bits_per_key = policy.BitsPerKey();
+    props.num_filter_keys = r->hashes.size();
+  }
+  r->hashes = std::vector<uint64_t>();
+
+  if (r->pending_index_entry) r->AddIndexEntry(FindShortSuccessor(r->last_key));
+  // The index is built before the properties are written because they
+  // record its size.
+  const Slice index = r->index_block.Finish();
+  props.index_size = index.size() + kBlockTrailerSize;
+  props.format_version = kLatestSegmentFormatVersion;
+  if (props.num_entries > 0) props.largest_key = r->last_key;
+
+  std::string encoded_props;
+  props.EncodeTo(&encoded_props);
+  r->status = r->WriteBlock(encoded_props, CompressionType::kNone,
+                            &footer.properties_handle);
+  if (r->status.ok()) {
+    r->status =
+        r->WriteBlock(index, CompressionType::kNone, &footer.index_handle);
+  }
+  if (!r->status.ok()) return r->status;
+
+  std::string footer_bytes;
+  footer.EncodeTo(&footer_bytes);
+  r->status = r->file->Append(footer_bytes);
+  if (r->status.ok()) r->offset += footer_bytes.size();
+  return r->status;
+}
+
+void SegmentBuilder::Abandon() { rep_->done = true; }
+
+Status SegmentBuilder::status() const { return rep_->status; }
+uint64_t SegmentBuilder::NumEntries() const { return rep_->props.num_entries; }
+uint64_t SegmentBuilder::FileSize() const { return rep_->offset; }
+const SegmentProperties& SegmentBuilder::properties() const {
+  return rep_->props;
+}
+
+}  // namespace bloomkv

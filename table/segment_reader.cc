@@ -1,0 +1,256 @@
+// SegmentReader; see segment_reader.h and docs/segment_format.md.
+#include "table/segment_reader.h"
+
+#include <algorithm>
+
+#include "bloomkv/env.h"
+#include "bloomkv/filter_policy.h"
+#include "table/block.h"
+#include "table/format.h"
+#include "table/two_level_iterator.h"
+#include "util/cache.h"
+#include "util/coding.h"
+
+namespace bloomkv {
+
+struct SegmentReader::Rep {
+  SegmentReaderOptions options;
+  std::string file_name;
+  std::unique_ptr<RandomAccessFile> file;
+  uint64_t file_size = 0;
+  Footer footer;
+  SegmentProperties props;
+  std::shared_ptr<const Block> index_block;
+  std::string filter;
+  bool filter_usable = false;
+  uint64_t cache_id = 0;
+
+  // Corruption unless the block at h, trailer included, lies before the
+  // footer.
+  Status CheckHandle(const BlockHandle& h, const char* what) const {
+    const uint64_t limit = file_size - kFooterSize;
+    if (h.offset > limit || h.size > limit - h.offset ||
+        kBlockTrailerSize > limit - h.offset - h.size) {
+      return CorruptionAt(file_name,
+                          std::string(what) + " block handle (size " +
+                              std::to_string(h.size) +
+                              ") past the end of the file",
+                          h.offset);
+    }
+    return Status::OK();
+  }
+
+  Status ReadDataBlock(const SegmentReadOptions& ro, const BlockHandle& h,
+                       SegmentReadStats* stats,
+                       std::shared_ptr<const Block>* block) const {
+    Status s = CheckHandle(h, "data");
+    if (!s.ok()) return s;
+    Cache* cache = options.block_cache;
+    char key[16];
+    if (cache != nullptr) {
+      EncodeFixed64(key, cache_id);
+      EncodeFixed64(key + 8, h.offset);
+      std::shared_ptr<const void> v = cache->Lookup(Slice(key, sizeof(key)));
+      if (v != nullptr) {
+        if (stats != nullptr) stats->cache_hits++;
+        *block = std::static_pointer_cast<const Block>(v);
+        return Status::OK();
+      }
+      if (stats != nullptr) stats->cache_misses++;
+    }
+    const bool insert = cache != nullptr && ro.fill_cache;
+    std::string contents;
+    uint64_t bytes = 0;
+    // Blocks served from the cache count as verified, so a block headed for
+    // the cache is always checksummed.
+    s = ReadBlock(file.get(), file_name, h, ro.verify_checksums || insert,
+                  &contents, &bytes);
+    if (stats != nullptr) {
+      stats->data_blocks_read++;
+      stats->bytes_read += bytes;
+    }
+    if (s.ok())
+      s = Block::Parse(std::move(contents), file_name, h.offset, block);
+    if (!s.ok()) return s;
+    if (insert) {
+      cache->Insert(Slice(key, sizeof(key)), *block,
+                    (*block)->size() + sizeof(Block) + file_name.size());
+    }
+    return Status::OK();
+  }
+
+  Status DecodeIndexValue(const Slice& value, const Block& index,
+                          BlockHandle* h) const {
+    Slice in = value;
+    if (!h->DecodeFrom(&in)) {
+      return CorruptionAt(file_name, "bad block handle in index block",
+                          index.offset());
+    }
+    return Status::OK();
+  }
+};
+
+SegmentReader::SegmentReader(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
+SegmentReader::~SegmentReader() = default;
+
+Status SegmentReader::Open(const SegmentReaderOptions& options,
+                           const std::string& file_name,
+                           std::unique_ptr<RandomAccessFile> file,
+                           uint64_t file_size,
+                           std::unique_ptr<SegmentReader>* result) {
+  result->reset();
+  if (file == nullptr) return Status::InvalidArgument("null segment file");
+  if (file_size < kFooterSize) {
+    return Status::Corruption(file_name + ": file too short (" +
+                              std::to_string(file_size) +
+                              " bytes) to be a segment");
+  }
+  auto rep = std::make_unique<Rep>();
+  rep->options = options;
+  rep->file_name = file_name;
+  rep->file = std::move(file);
+  rep->file_size = file_size;
+
+  const uint64_t footer_offset = file_size - kFooterSize;
+  char footer_buf[kFooterSize];
+  Slice footer_input;
+  Status s =
+      rep->file->Read(footer_offset, kFooterSize, &footer_input, footer_buf);
+  if (!s.ok()) return s;
+  if (footer_input.size() != kFooterSize) {
+    return CorruptionAt(file_name, "truncated footer read", footer_offset);
+  }
+  s = rep->footer.DecodeFrom(footer_input, file_name, footer_offset);
+  if (!s.ok()) return s;
+  const Footer& footer = rep->footer;
+  s = rep->CheckHandle(footer.properties_handle, "properties");
+  if (s.ok()) s = rep->CheckHandle(footer.index_handle, "index");
+  if (!s.ok()) return s;
+
+  // Metadata blocks are always checksummed: they are read once and trusted
+  // for the reader's lifetime.
+  std::string contents;
+  s = ReadBlock(rep->file.get(), file_name, footer.properties_handle, true,
+                &contents, nullptr);
+  if (!s.ok()) return s;
+  s = rep->props.DecodeFrom(contents);
+  if (!s.ok()) {
+    return CorruptionAt(file_name, "bad properties block (" + s.message() + ")",
+                        footer.properties_handle.offset);
+  }
+  if (rep->props.format_version != footer.format_version) {
+    return CorruptionAt(file_name,
+                        "properties format version " +
+                            std::to_string(rep->props.format_version) +
+                            " disagrees with the footer's",
+                        footer.properties_handle.offset);
+  }
+
+  s = ReadBlock(rep->file.get(), file_name, footer.index_handle, true,
+                &contents, nullptr);
+  if (s.ok()) {
+    s = Block::Parse(std::move(contents), file_name, footer.index_handle.offset,
+                     &rep->index_block);
+  }
+  if (!s.ok()) return s;
+
+  // A filter is only interpreted by the policy that wrote it; any other
+  // reader ignores it and searches the data blocks instead.
+  const FilterPolicy* policy = options.filter_policy.get();
+  if (policy != nullptr && !rep->props.filter_policy.empty() &&
+      rep->props.filter_policy == policy->Name()) {
+    s = rep->CheckHandle(footer.filter_handle, "filter");
+    if (s.ok()) {
+      s = ReadBlock(rep->file.get(), file_name, footer.filter_handle, true,
+                    &rep->filter, nullptr);
+    }
+    if (!s.ok()) return s;
+    rep->filter_usable = true;
+  }
+  if (options.block_cache != nullptr) {
+    rep->cache_id = options.block_cache->NewId();
+  }
+  result->reset(new SegmentReader(std::move(rep)));
+  return Status::OK();
+}
+
+bool SegmentReader::KeyMayMatch(uint64_t key_hash) const {
+  if (!rep_->filter_usable) return true;
+  return rep_->options.filter_policy->KeyMayMatch(key_hash, rep_->filter);
+}
+
+Status SegmentReader::Get(const SegmentReadOptions& options,
+                          const Slice& user_key, uint64_t key_hash,
+                          SequenceNumber snapshot, LookupResult* result,
+                          std::string* value, SegmentReadStats* stats) const {
+  const Rep* r = rep_.get();
+  if (!KeyMayMatch(key_hash)) {
+    *result = LookupResult::kFilterNegative;
+    return Status::OK();
+  }
+  *result = LookupResult::kNotFound;
+  const std::string lookup = MakeInternalKey(
+      user_key, std::min(snapshot, kMaxSequenceNumber), kValueTypeForSeek);
+
+  // The first block whose separator is >= lookup is the only one that can
+  // hold the newest visible entry: keys after the block's last key and up to
+  // its separator are absent from the segment (see segment_builder.cc).
+  BlockIter index_iter(r->index_block.get());
+  index_iter.Seek(lookup);
+  if (!index_iter.Valid()) return index_iter.status();
+  BlockHandle handle;
+  Status s = r->DecodeIndexValue(index_iter.value(), *r->index_block, &handle);
+  if (!s.ok()) return s;
+  std::shared_ptr<const Block> block;
+  s = r->ReadDataBlock(options, handle, stats, &block);
+  if (!s.ok()) return s;
+
+  BlockIter it(block.get());
+  it.Seek(lookup);
+  if (!it.Valid()) return it.status();
+  ParsedInternalKey parsed;
+  if (!ParseInternalKey(it.key(), &parsed)) {
+    return CorruptionAt(r->file_name, "bad internal key in data block",
+                        handle.offset);
+  }
+  if (parsed.user_key != user_key) return Status::OK();
+  if (parsed.type == ValueType::kValue) {
+    value->assign(it.value().data(), it.value().size());
+    *result = LookupResult::kFound;
+  } else {
+    *result = LookupResult::kDeleted;
+  }
+  return Status::OK();
+}
+
+std::unique_ptr<Iterator> SegmentReader::NewIterator(
+    const SegmentReadOptions& options, SegmentReadStats* stats) const {
+  const Rep* r = rep_.get();
+  auto block_function = [r, options, stats](const Slice& index_value) {
+    BlockHandle handle;
+    Status s = r->DecodeIndexValue(index_value, *r->index_block, &handle);
+    std::shared_ptr<const Block> block;
+    if (s.ok()) s = r->ReadDataBlock(options, handle, stats, &block);
+    if (!s.ok()) return std::unique_ptr<Iterator>(NewErrorIterator(s));
+    return Block::NewIterator(std::move(block));
+  };
+  return NewTwoLevelIterator(Block::NewIterator(r->index_block),
+                             std::move(block_function));
+}
+
+const SegmentProperties& SegmentReader::properties() const {
+  return rep_->props;
+}
+const std::string& SegmentReader::file_name() const { return rep_->file_name; }
+uint64_t SegmentReader::file_size() const { return rep_->file_size; }
+bool SegmentReader::has_filter() const { return rep_->filter_usable; }
+uint64_t SegmentReader::filter_memory() const {
+  return rep_->filter_usable ? rep_->filter.size() : 0;
+}
+double SegmentReader::TheoreticalFpRate() const {
+  if (!rep_->filter_usable) return 1.0;
+  return rep_->options.filter_policy->TheoreticalFpRate(
+      rep_->filter, rep_->props.num_filter_keys);
+}
+
+}  // namespace bloomkv

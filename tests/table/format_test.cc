@@ -1,0 +1,213 @@
+// Tests for block handles, the footer, and block compression/checksums.
+#include "table/format.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "table_test_util.h"
+#include "util/coding.h"
+
+namespace bloomkv {
+namespace {
+
+TEST(FormatTest, BlockHandleRoundTrip) {
+  for (uint64_t off : {uint64_t{0}, uint64_t{1}, uint64_t{300},
+                       uint64_t{1} << 40, ~uint64_t{0}}) {
+    for (uint64_t size :
+         {uint64_t{0}, uint64_t{127}, uint64_t{128}, uint64_t{1} << 33}) {
+      BlockHandle h{off, size};
+      std::string enc;
+      h.EncodeTo(&enc);
+      enc.append("tail");
+      Slice in(enc);
+      BlockHandle d;
+      ASSERT_TRUE(d.DecodeFrom(&in));
+      EXPECT_EQ(d.offset, off);
+      EXPECT_EQ(d.size, size);
+      EXPECT_EQ(in, Slice("tail"));
+      // Every truncation fails.
+      for (size_t n = 0; n + 4 < enc.size(); n++) {
+        Slice t(enc.data(), n);
+        EXPECT_FALSE(d.DecodeFrom(&t)) << n;
+      }
+    }
+  }
+}
+
+Footer SampleFooter() {
+  Footer f;
+  f.filter_handle = {100, 20};
+  f.properties_handle = {125, 300};
+  f.index_handle = {430, 77};
+  return f;
+}
+
+TEST(FormatTest, FooterRoundTrip) {
+  std::string enc;
+  SampleFooter().EncodeTo(&enc);
+  ASSERT_EQ(enc.size(), kFooterSize);
+  // The file ends with the ASCII magic.
+  EXPECT_EQ(enc.substr(kFooterSize - 8), "BLOOMSEG");
+  Footer d;
+  ASSERT_TRUE(d.DecodeFrom(enc, "f.seg", 1000).ok());
+  EXPECT_EQ(d.filter_handle.offset, 100u);
+  EXPECT_EQ(d.filter_handle.size, 20u);
+  EXPECT_EQ(d.properties_handle.offset, 125u);
+  EXPECT_EQ(d.properties_handle.size, 300u);
+  EXPECT_EQ(d.index_handle.offset, 430u);
+  EXPECT_EQ(d.index_handle.size, 77u);
+  EXPECT_EQ(d.format_version, 1u);
+  EXPECT_EQ(d.checksum_type, ChecksumType::kXXH3Low32);
+}
+
+TEST(FormatTest, FooterBadMagic) {
+  std::string enc;
+  SampleFooter().EncodeTo(&enc);
+  enc[kFooterSize - 1] ^= 1;
+  Footer d;
+  Status s = d.DecodeFrom(enc, "f.seg", 1000);
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_NE(s.message().find("f.seg"), std::string::npos);
+  EXPECT_NE(s.message().find("magic"), std::string::npos);
+}
+
+TEST(FormatTest, FooterUnknownVersion) {
+  Footer f = SampleFooter();
+  f.format_version = 7;
+  std::string enc;
+  f.EncodeTo(&enc);
+  Footer d;
+  Status s = d.DecodeFrom(enc, "f.seg", 1000);
+  EXPECT_TRUE(s.IsNotSupported()) << s.ToString();
+  EXPECT_NE(s.message().find("version 7"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("f.seg"), std::string::npos);
+}
+
+TEST(FormatTest, FooterUnknownChecksumType) {
+  Footer f = SampleFooter();
+  f.checksum_type = static_cast<ChecksumType>(9);
+  std::string enc;
+  f.EncodeTo(&enc);
+  Footer d;
+  EXPECT_TRUE(d.DecodeFrom(enc, "f.seg", 0).IsNotSupported());
+}
+
+TEST(FormatTest, FooterEveryByteFlipDetected) {
+  std::string good;
+  SampleFooter().EncodeTo(&good);
+  for (size_t i = 0; i < good.size(); i++) {
+    std::string bad = good;
+    bad[i] ^= 0x10;
+    Footer d;
+    EXPECT_FALSE(d.DecodeFrom(bad, "f.seg", 0).ok()) << i;
+  }
+  Footer d;
+  EXPECT_TRUE(d.DecodeFrom(Slice(good.data(), good.size() - 1), "f.seg", 0)
+                  .IsCorruption());
+}
+
+// Writes raw as one block under `type` and reads it back.
+Status RoundTripBlock(const std::string& raw, CompressionType type,
+                      CompressionType* used, std::string* file,
+                      std::string* out) {
+  std::string payload;
+  *used = CompressBlock(raw, type, &payload);
+  file->assign("xyz");  // the block does not start at offset 0
+  file->append(payload);
+  AppendBlockTrailer(payload, *used, file);
+  test::StringSource src(*file);
+  return ReadBlock(&src, "b.seg", BlockHandle{3, payload.size()}, true, out,
+                   nullptr);
+}
+
+TEST(FormatTest, CompressionRoundTrip) {
+  const std::string compressible(10000, 'x');
+  std::string random(10000, '\0');
+  std::mt19937 rng(1);
+  for (char& c : random) c = static_cast<char>(rng());
+  for (CompressionType type : {CompressionType::kNone, CompressionType::kLZ4}) {
+    for (const std::string* raw :
+         {&compressible, static_cast<const std::string*>(&random)}) {
+      CompressionType used;
+      std::string file, out;
+      ASSERT_TRUE(RoundTripBlock(*raw, type, &used, &file, &out).ok());
+      EXPECT_EQ(out, *raw);
+      const bool expect_lz4 =
+          type == CompressionType::kLZ4 && raw == &compressible;
+      EXPECT_EQ(used,
+                expect_lz4 ? CompressionType::kLZ4 : CompressionType::kNone);
+      if (expect_lz4) {
+        EXPECT_LT(file.size(), 1000u);
+      }
+    }
+  }
+  CompressionType used;
+  std::string file, out;
+  ASSERT_TRUE(
+      RoundTripBlock("", CompressionType::kLZ4, &used, &file, &out).ok());
+  EXPECT_EQ(out, "");
+}
+
+TEST(FormatTest, ChecksumMismatchNamesFileAndOffset) {
+  CompressionType used;
+  std::string file, out;
+  ASSERT_TRUE(RoundTripBlock(std::string(500, 'q'), CompressionType::kNone,
+                             &used, &file, &out)
+                  .ok());
+  file[10] ^= 1;
+  test::StringSource src(file);
+  Status s =
+      ReadBlock(&src, "000012.seg", BlockHandle{3, 500}, true, &out, nullptr);
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_EQ(s.message(),
+            "000012.seg: block checksum mismatch at offset 3 (size 500)");
+  // Without verification the flipped byte goes unnoticed.
+  EXPECT_TRUE(
+      ReadBlock(&src, "000012.seg", BlockHandle{3, 500}, false, &out, nullptr)
+          .ok());
+}
+
+TEST(FormatTest, TruncatedBlockRead) {
+  test::StringSource src("0123456789");
+  std::string out;
+  uint64_t bytes = 0;
+  Status s = ReadBlock(&src, "t.seg", BlockHandle{4, 10}, true, &out, &bytes);
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_NE(s.message().find("t.seg"), std::string::npos);
+  EXPECT_EQ(bytes, 6u);
+}
+
+// A well-checksummed block whose LZ4 payload lies: bad size header, bad
+// stream, unknown compression type. All must be Corruption, not a crash.
+TEST(FormatTest, MalformedCompressedPayloads) {
+  std::string lz4;
+  ASSERT_EQ(CompressBlock(std::string(4000, 'a'), CompressionType::kLZ4, &lz4),
+            CompressionType::kLZ4);
+  auto read = [](const std::string& payload, uint8_t type) {
+    std::string file = payload;
+    AppendBlockTrailer(payload, static_cast<CompressionType>(type), &file);
+    test::StringSource src(file);
+    std::string out;
+    return ReadBlock(&src, "m.seg", BlockHandle{0, payload.size()}, true, &out,
+                     nullptr);
+  };
+  EXPECT_TRUE(read(lz4, 1).ok());
+  EXPECT_TRUE(read(lz4, 2).IsCorruption());
+  std::string huge_header;
+  PutVarint32(&huge_header, 0xffffffffu);
+  EXPECT_TRUE(read(huge_header + lz4.substr(5), 1).IsCorruption());
+  std::string wrong_size;
+  PutVarint32(&wrong_size, 3999);
+  EXPECT_TRUE(read(wrong_size + lz4.substr(2), 1).IsCorruption());
+  for (size_t cut = 0; cut < lz4.size(); cut++) {
+    EXPECT_TRUE(read(lz4.substr(0, cut), 1).IsCorruption()) << cut;
+  }
+  std::string garbage = lz4;
+  for (size_t i = 2; i < garbage.size(); i++) garbage[i] = '\xff';
+  EXPECT_TRUE(read(garbage, 1).IsCorruption());
+}
+
+}  // namespace
+}  // namespace bloomkv

@@ -1,0 +1,762 @@
+// Tests for SegmentBuilder and SegmentReader: round trips against a model,
+// point lookups with snapshots and tombstones, iteration in both directions,
+// the filter (no IO on a negative, never interpreted by a foreign policy),
+// the block cache, builder argument checks and properties.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "table/format.h"
+#include "table/segment_builder.h"
+#include "table/segment_reader.h"
+#include "table_test_util.h"
+#include "util/cache.h"
+#include "util/hash.h"
+
+namespace bloomkv {
+namespace {
+
+using test::Entry;
+using test::ExactFilterPolicy;
+using test::MakeEntry;
+
+struct Version {
+  SequenceNumber seq;
+  ValueType type;
+  std::string value;
+};
+
+// A random data set: present user keys with 1-3 versions each (newest
+// first), and absent user keys interleaved between them.
+struct Dataset {
+  std::vector<Entry> entries;
+  std::map<std::string, std::vector<Version>> versions;
+  std::vector<std::string> absent;
+  SequenceNumber max_seq = 0;
+};
+
+Dataset MakeDataset(uint32_t seed, int num_user_keys, bool binary_keys,
+                    size_t max_value = 40) {
+  std::mt19937 rng(seed);
+  std::set<std::string> keys;
+  while (static_cast<int>(keys.size()) < num_user_keys) {
+    std::string k;
+    const int len = binary_keys ? static_cast<int>(rng() % 12)
+                                : 1 + static_cast<int>(rng() % 12);
+    for (int i = 0; i < len; i++) {
+      k.push_back(binary_keys ? static_cast<char>(rng() % 4 == 0 ? 0 : rng())
+                              : static_cast<char>('a' + rng() % 6));
+    }
+    keys.insert(k);
+  }
+  Dataset d;
+  SequenceNumber seq = 1;
+  for (const std::string& k : keys) {
+    if (rng() % 4 == 0) {
+      d.absent.push_back(k);
+      continue;
+    }
+    std::vector<Version>& vs = d.versions[k];
+    const int n = 1 + static_cast<int>(rng() % 3);
+    for (int i = 0; i < n; i++) {
+      const ValueType t =
+          rng() % 4 == 0 ? ValueType::kDeletion : ValueType::kValue;
+      std::string value;
+      if (t == ValueType::kValue) {
+        value.resize(rng() % (max_value + 1));
+        for (char& c : value) c = static_cast<char>('A' + rng() % 26);
+      }
+      vs.push_back({seq, t, value});
+      seq += 1 + rng() % 3;
+    }
+  }
+  for (auto& [k, vs] : d.versions) {
+    std::reverse(vs.begin(), vs.end());  // newest first
+    for (const Version& v : vs) {
+      d.entries.push_back(MakeEntry(k, v.seq, v.type, v.value));
+    }
+  }
+  d.max_seq = seq;
+  return d;
+}
+
+// What Get must answer without a filter.
+LookupResult ModelGet(const Dataset& d, const std::string& k,
+                      SequenceNumber snapshot, std::string* value) {
+  auto it = d.versions.find(k);
+  if (it == d.versions.end()) return LookupResult::kNotFound;
+  for (const Version& v : it->second) {
+    if (v.seq <= snapshot) {
+      if (v.type == ValueType::kDeletion) return LookupResult::kDeleted;
+      *value = v.value;
+      return LookupResult::kFound;
+    }
+  }
+  return LookupResult::kNotFound;
+}
+
+SegmentReaderOptions ReaderOptions(
+    std::shared_ptr<const FilterPolicy> policy = nullptr,
+    Cache* cache = nullptr) {
+  SegmentReaderOptions o;
+  o.filter_policy = std::move(policy);
+  o.block_cache = cache;
+  return o;
+}
+
+void CheckGets(const SegmentReader& reader, const Dataset& d,
+               bool filter_used) {
+  const SegmentReadOptions ro;
+  std::mt19937 rng(99);
+  for (const auto& [k, vs] : d.versions) {
+    std::vector<SequenceNumber> snaps = {kMaxSequenceNumber, 0};
+    for (const Version& v : vs) {
+      snaps.push_back(v.seq);
+      snaps.push_back(v.seq - 1);
+      snaps.push_back(v.seq + 1);
+    }
+    for (SequenceNumber snap : snaps) {
+      std::string want_value, value;
+      const LookupResult want = ModelGet(d, k, snap, &want_value);
+      LookupResult got;
+      ASSERT_TRUE(
+          reader.Get(ro, k, KeyHash(k), snap, &got, &value, nullptr).ok());
+      ASSERT_EQ(static_cast<int>(got), static_cast<int>(want))
+          << Slice(k).ToEscapedString() << " @" << snap;
+      if (want == LookupResult::kFound) {
+        ASSERT_EQ(value, want_value);
+      }
+    }
+  }
+  for (const std::string& k : d.absent) {
+    LookupResult got;
+    std::string value;
+    ASSERT_TRUE(
+        reader.Get(ro, k, KeyHash(k), kMaxSequenceNumber, &got, &value, nullptr)
+            .ok());
+    EXPECT_EQ(static_cast<int>(got),
+              static_cast<int>(filter_used ? LookupResult::kFilterNegative
+                                           : LookupResult::kNotFound))
+        << Slice(k).ToEscapedString();
+  }
+}
+
+void CheckIteration(const SegmentReader& reader, const Dataset& d) {
+  const std::vector<Entry>& e = d.entries;
+  auto it = reader.NewIterator(SegmentReadOptions(), nullptr);
+  size_t i = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next(), i++) {
+    ASSERT_LT(i, e.size());
+    ASSERT_EQ(it->key(), Slice(e[i].ikey));
+    ASSERT_EQ(it->value(), Slice(e[i].value));
+  }
+  ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+  ASSERT_EQ(i, e.size());
+  for (it->SeekToLast(); it->Valid(); it->Prev()) {
+    ASSERT_GT(i, 0u);
+    i--;
+    ASSERT_EQ(it->key(), Slice(e[i].ikey));
+    ASSERT_EQ(it->value(), Slice(e[i].value));
+  }
+  ASSERT_TRUE(it->status().ok());
+  ASSERT_EQ(i, 0u);
+
+  // Seek and SeekForPrev to every entry, and between entries.
+  std::vector<std::string> targets;
+  for (const Entry& x : e) {
+    ParsedInternalKey p;
+    ASSERT_TRUE(ParseInternalKey(x.ikey, &p));
+    targets.push_back(x.ikey);
+    targets.push_back(
+        MakeInternalKey(p.user_key, p.sequence + 1, ValueType::kValue));
+    targets.push_back(
+        MakeInternalKey(p.user_key, p.sequence, ValueType::kDeletion));
+    targets.push_back(
+        MakeInternalKey(p.user_key.ToString() + '\0', 0, ValueType::kValue));
+  }
+  for (const std::string& k : d.absent) {
+    targets.push_back(MakeInternalKey(k, 5, ValueType::kValue));
+  }
+  targets.push_back(MakeInternalKey("", kMaxSequenceNumber, ValueType::kValue));
+  targets.push_back(
+      MakeInternalKey("\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff"
+                      "\xff\xff\xff",
+                      0, ValueType::kDeletion));
+  for (const std::string& t : targets) {
+    size_t lb = 0;
+    while (lb < e.size() && CompareInternalKeys(e[lb].ikey, t) < 0) lb++;
+    it->Seek(t);
+    if (lb == e.size()) {
+      ASSERT_FALSE(it->Valid());
+    } else {
+      ASSERT_TRUE(it->Valid());
+      ASSERT_EQ(it->key(), Slice(e[lb].ikey));
+      it->Prev();
+      if (lb == 0) {
+        ASSERT_FALSE(it->Valid());
+      } else {
+        ASSERT_TRUE(it->Valid());
+        ASSERT_EQ(it->key(), Slice(e[lb - 1].ikey));
+      }
+    }
+    const size_t le = (lb < e.size() && e[lb].ikey == t) ? lb + 1 : lb;
+    it->SeekForPrev(t);
+    if (le == 0) {
+      ASSERT_FALSE(it->Valid());
+    } else {
+      ASSERT_TRUE(it->Valid());
+      ASSERT_EQ(it->key(), Slice(e[le - 1].ikey));
+      it->Next();
+      if (le == e.size()) {
+        ASSERT_FALSE(it->Valid());
+      } else {
+        ASSERT_TRUE(it->Valid());
+        ASSERT_EQ(it->key(), Slice(e[le].ikey));
+      }
+    }
+    ASSERT_TRUE(it->status().ok());
+  }
+}
+
+TEST(SegmentTest, EmptySegment) {
+  for (bool with_filter : {false, true}) {
+    SegmentBuilderOptions bo;
+    if (with_filter) bo.filter_policy = std::make_shared<ExactFilterPolicy>();
+    std::string file;
+    SegmentProperties props;
+    ASSERT_TRUE(test::BuildSegment(bo, {}, &file, &props).ok());
+    EXPECT_EQ(props.num_entries, 0u);
+    EXPECT_EQ(props.num_data_blocks, 0u);
+    EXPECT_EQ(props.smallest_key, "");
+    std::unique_ptr<SegmentReader> reader;
+    ASSERT_TRUE(
+        test::OpenSegment(ReaderOptions(bo.filter_policy), file, &reader).ok());
+    EXPECT_EQ(reader->has_filter(), with_filter);
+    LookupResult r;
+    std::string v;
+    ASSERT_TRUE(
+        reader
+            ->Get(SegmentReadOptions(), "a", KeyHash("a"), 10, &r, &v, nullptr)
+            .ok());
+    EXPECT_EQ(r, with_filter ? LookupResult::kFilterNegative
+                             : LookupResult::kNotFound);
+    auto it = reader->NewIterator(SegmentReadOptions(), nullptr);
+    it->SeekToFirst();
+    EXPECT_FALSE(it->Valid());
+    it->SeekToLast();
+    EXPECT_FALSE(it->Valid());
+    it->Seek(MakeInternalKey("a", 1, ValueType::kValue));
+    EXPECT_FALSE(it->Valid());
+    it->SeekForPrev(MakeInternalKey("a", 1, ValueType::kValue));
+    EXPECT_FALSE(it->Valid());
+    EXPECT_TRUE(it->status().ok());
+  }
+}
+
+TEST(SegmentTest, OneKey) {
+  SegmentBuilderOptions bo;
+  bo.filter_policy = std::make_shared<ExactFilterPolicy>();
+  std::string file;
+  ASSERT_TRUE(test::BuildSegment(
+                  bo, {MakeEntry("only", 7, ValueType::kValue, "value")}, &file)
+                  .ok());
+  std::unique_ptr<SegmentReader> reader;
+  ASSERT_TRUE(
+      test::OpenSegment(ReaderOptions(bo.filter_policy), file, &reader).ok());
+  LookupResult r;
+  std::string v;
+  const SegmentReadOptions ro;
+  ASSERT_TRUE(
+      reader->Get(ro, "only", KeyHash("only"), 7, &r, &v, nullptr).ok());
+  EXPECT_EQ(r, LookupResult::kFound);
+  EXPECT_EQ(v, "value");
+  ASSERT_TRUE(
+      reader->Get(ro, "only", KeyHash("only"), 6, &r, &v, nullptr).ok());
+  EXPECT_EQ(r, LookupResult::kNotFound);
+  ASSERT_TRUE(reader->Get(ro, "onl", KeyHash("onl"), 9, &r, &v, nullptr).ok());
+  EXPECT_EQ(r, LookupResult::kFilterNegative);
+}
+
+// The main model check over many shapes of segment.
+TEST(SegmentTest, RoundTripAgainstModel) {
+  for (uint32_t seed = 1; seed <= 4; seed++) {
+    for (CompressionType c : {CompressionType::kNone, CompressionType::kLZ4}) {
+      for (size_t block_size : {size_t{64}, size_t{512}, size_t{4096}}) {
+        for (bool filter : {false, true}) {
+          SCOPED_TRACE("seed=" + std::to_string(seed) +
+                       " lz4=" + std::to_string(c == CompressionType::kLZ4) +
+                       " block_size=" + std::to_string(block_size) +
+                       " filter=" + std::to_string(filter));
+          const Dataset d = MakeDataset(seed, 300, /*binary_keys=*/seed % 2);
+          SegmentBuilderOptions bo;
+          bo.compression = c;
+          bo.block_size = block_size;
+          bo.block_restart_interval = static_cast<int>(1 + seed * 5 % 17);
+          if (filter) bo.filter_policy = std::make_shared<ExactFilterPolicy>();
+          std::string file;
+          SegmentProperties props;
+          ASSERT_TRUE(test::BuildSegment(bo, d.entries, &file, &props).ok());
+          if (block_size == 64) {
+            EXPECT_GT(props.num_data_blocks, 20u);
+          }
+          std::unique_ptr<SegmentReader> reader;
+          ASSERT_TRUE(
+              test::OpenSegment(ReaderOptions(bo.filter_policy), file, &reader)
+                  .ok());
+          EXPECT_EQ(reader->has_filter(), filter);
+          CheckGets(*reader, d, filter);
+          CheckIteration(*reader, d);
+        }
+      }
+    }
+  }
+}
+
+TEST(SegmentTest, KeysStraddlingBlockBoundaries) {
+  // Many versions of the same user key spread over several tiny blocks.
+  std::vector<Entry> entries;
+  for (int seq = 200; seq >= 1; seq--) {
+    entries.push_back(
+        MakeEntry("hot", static_cast<SequenceNumber>(seq),
+                  seq % 7 == 0 ? ValueType::kDeletion : ValueType::kValue,
+                  "v" + std::to_string(seq)));
+  }
+  entries.push_back(MakeEntry("hou", 1, ValueType::kValue, "next"));
+  SegmentBuilderOptions bo;
+  bo.block_size = 100;
+  bo.filter_policy = std::make_shared<ExactFilterPolicy>();
+  std::string file;
+  SegmentProperties props;
+  ASSERT_TRUE(test::BuildSegment(bo, entries, &file, &props).ok());
+  EXPECT_GT(props.num_data_blocks, 10u);
+  EXPECT_EQ(props.num_filter_keys, 2u);
+  std::unique_ptr<SegmentReader> reader;
+  ASSERT_TRUE(
+      test::OpenSegment(ReaderOptions(bo.filter_policy), file, &reader).ok());
+  for (SequenceNumber snap = 0; snap <= 210; snap++) {
+    LookupResult r;
+    std::string v;
+    ASSERT_TRUE(reader
+                    ->Get(SegmentReadOptions(), "hot", KeyHash("hot"), snap, &r,
+                          &v, nullptr)
+                    .ok());
+    const SequenceNumber newest = std::min<SequenceNumber>(snap, 200);
+    if (newest == 0) {
+      EXPECT_EQ(r, LookupResult::kNotFound);
+    } else if (newest % 7 == 0) {
+      EXPECT_EQ(r, LookupResult::kDeleted) << snap;
+    } else {
+      ASSERT_EQ(r, LookupResult::kFound) << snap;
+      EXPECT_EQ(v, "v" + std::to_string(newest));
+    }
+  }
+}
+
+TEST(SegmentTest, LargeValues) {
+  std::mt19937 rng(5);
+  std::vector<Entry> entries;
+  for (int i = 0; i < 4; i++) {
+    std::string v(1 << 20, '\0');
+    if (i % 2 == 0) {
+      for (char& c : v) c = static_cast<char>(rng());
+    } else {
+      for (size_t j = 0; j < v.size(); j++) v[j] = static_cast<char>(j % 13);
+    }
+    entries.push_back(
+        MakeEntry("big" + std::to_string(i), 1, ValueType::kValue, v));
+  }
+  for (CompressionType c : {CompressionType::kNone, CompressionType::kLZ4}) {
+    SegmentBuilderOptions bo;
+    bo.compression = c;
+    std::string file;
+    SegmentProperties props;
+    ASSERT_TRUE(test::BuildSegment(bo, entries, &file, &props).ok());
+    EXPECT_EQ(props.num_data_blocks, 4u);
+    if (c == CompressionType::kLZ4) {
+      EXPECT_LT(file.size(), 3u << 20);  // the periodic values compress
+    }
+    std::unique_ptr<SegmentReader> reader;
+    ASSERT_TRUE(test::OpenSegment(ReaderOptions(), file, &reader).ok());
+    for (const Entry& e : entries) {
+      const Slice uk = ExtractUserKey(e.ikey);
+      LookupResult r;
+      std::string v;
+      ASSERT_TRUE(
+          reader->Get(SegmentReadOptions(), uk, KeyHash(uk), 1, &r, &v, nullptr)
+              .ok());
+      ASSERT_EQ(r, LookupResult::kFound);
+      EXPECT_TRUE(v == e.value);
+    }
+  }
+}
+
+TEST(SegmentTest, OneMillionKeys) {
+  constexpr int kN = 1000000;
+  std::string file;
+  SegmentBuilderOptions bo;
+  bo.filter_policy = std::make_shared<ExactFilterPolicy>();
+  {
+    test::StringSink sink(&file);
+    SegmentBuilder builder(bo, &sink);
+    char buf[32];
+    for (int i = 0; i < kN; i++) {
+      std::snprintf(buf, sizeof(buf), "user%09d", i * 2);
+      ASSERT_TRUE(builder
+                      .Add(MakeInternalKey(buf, static_cast<SequenceNumber>(i),
+                                           ValueType::kValue),
+                           std::to_string(i))
+                      .ok());
+    }
+    ASSERT_TRUE(builder.Finish().ok());
+    EXPECT_EQ(builder.NumEntries(), static_cast<uint64_t>(kN));
+    EXPECT_EQ(builder.properties().num_filter_keys, static_cast<uint64_t>(kN));
+  }
+  std::unique_ptr<SegmentReader> reader;
+  ASSERT_TRUE(
+      test::OpenSegment(ReaderOptions(bo.filter_policy), file, &reader).ok());
+  char buf[32];
+  for (int i = 0; i < kN; i += 997) {
+    for (int delta : {0, 1}) {
+      std::snprintf(buf, sizeof(buf), "user%09d", i * 2 + delta);
+      LookupResult r;
+      std::string v;
+      ASSERT_TRUE(reader
+                      ->Get(SegmentReadOptions(), buf, KeyHash(buf),
+                            kMaxSequenceNumber, &r, &v, nullptr)
+                      .ok());
+      if (delta == 0) {
+        ASSERT_EQ(r, LookupResult::kFound) << buf;
+        ASSERT_EQ(v, std::to_string(i));
+      } else {
+        ASSERT_EQ(r, LookupResult::kFilterNegative) << buf;
+      }
+    }
+  }
+  SegmentReadStats stats;
+  auto it = reader->NewIterator(SegmentReadOptions(), &stats);
+  int n = 0;
+  for (it->SeekToFirst(); it->Valid(); it->Next()) n++;
+  EXPECT_TRUE(it->status().ok());
+  EXPECT_EQ(n, kN);
+  EXPECT_EQ(stats.data_blocks_read, reader->properties().num_data_blocks);
+}
+
+TEST(SegmentTest, FilterNegativeDoesNoIO) {
+  const Dataset d = MakeDataset(11, 200, false);
+  SegmentBuilderOptions bo;
+  bo.block_size = 256;
+  bo.filter_policy = std::make_shared<ExactFilterPolicy>();
+  std::string file;
+  ASSERT_TRUE(test::BuildSegment(bo, d.entries, &file).ok());
+  auto reads = std::make_shared<std::atomic<int>>(0);
+  std::unique_ptr<SegmentReader> reader;
+  ASSERT_TRUE(
+      test::OpenSegment(ReaderOptions(bo.filter_policy), file, &reader, reads)
+          .ok());
+  EXPECT_GT(reads->load(), 0);  // Open read the footer and metadata
+  reads->store(0);
+  ASSERT_FALSE(d.absent.empty());
+  for (const std::string& k : d.absent) {
+    EXPECT_FALSE(reader->KeyMayMatch(KeyHash(k)));
+    SegmentReadStats stats;
+    LookupResult r;
+    std::string v;
+    ASSERT_TRUE(reader
+                    ->Get(SegmentReadOptions(), k, KeyHash(k),
+                          kMaxSequenceNumber, &r, &v, &stats)
+                    .ok());
+    EXPECT_EQ(r, LookupResult::kFilterNegative);
+    EXPECT_EQ(stats.data_blocks_read, 0u);
+    EXPECT_EQ(stats.bytes_read, 0u);
+    EXPECT_EQ(stats.cache_misses, 0u);
+  }
+  EXPECT_EQ(reads->load(), 0);
+  // A positive does read.
+  const std::string& present = d.versions.begin()->first;
+  SegmentReadStats stats;
+  LookupResult r;
+  std::string v;
+  ASSERT_TRUE(reader
+                  ->Get(SegmentReadOptions(), present, KeyHash(present),
+                        kMaxSequenceNumber, &r, &v, &stats)
+                  .ok());
+  EXPECT_NE(r, LookupResult::kFilterNegative);
+  EXPECT_EQ(reads->load(), 1);
+  EXPECT_EQ(stats.data_blocks_read, 1u);
+  EXPECT_GT(stats.bytes_read, kBlockTrailerSize);
+}
+
+TEST(SegmentTest, ForeignFilterIsNotInterpreted) {
+  const Dataset d = MakeDataset(12, 200, true);
+  SegmentBuilderOptions bo;
+  bo.block_size = 300;
+  bo.filter_policy = std::make_shared<ExactFilterPolicy>("test.PolicyA");
+  std::string file;
+  SegmentProperties props;
+  ASSERT_TRUE(test::BuildSegment(bo, d.entries, &file, &props).ok());
+  EXPECT_EQ(props.filter_policy, "test.PolicyA");
+  EXPECT_GT(props.filter_size, 0u);
+
+  std::unique_ptr<SegmentReader> same, other, none;
+  ASSERT_TRUE(
+      test::OpenSegment(
+          ReaderOptions(std::make_shared<ExactFilterPolicy>("test.PolicyA")),
+          file, &same)
+          .ok());
+  EXPECT_TRUE(same->has_filter());
+  EXPECT_GT(same->filter_memory(), 0u);
+  EXPECT_EQ(same->TheoreticalFpRate(), 0.0);
+
+  ASSERT_TRUE(
+      test::OpenSegment(
+          ReaderOptions(std::make_shared<ExactFilterPolicy>("test.PolicyB")),
+          file, &other)
+          .ok());
+  ASSERT_TRUE(test::OpenSegment(ReaderOptions(), file, &none).ok());
+  for (const SegmentReader* r : {other.get(), none.get()}) {
+    EXPECT_FALSE(r->has_filter());
+    EXPECT_EQ(r->filter_memory(), 0u);
+    EXPECT_EQ(r->TheoreticalFpRate(), 1.0);
+    for (const std::string& k : d.absent)
+      EXPECT_TRUE(r->KeyMayMatch(KeyHash(k)));
+    CheckGets(*r, d, /*filter_used=*/false);
+  }
+  CheckGets(*same, d, /*filter_used=*/true);
+}
+
+TEST(SegmentTest, BuilderRejectsBadKeysAndStaysFailed) {
+  const std::string good1 = MakeInternalKey("b", 5, ValueType::kValue);
+  const std::string good2 = MakeInternalKey("c", 5, ValueType::kValue);
+  std::string bad_type = MakeInternalKey("b", 5, ValueType::kValue);
+  bad_type.back() = 0;                // high byte of the sequence: fine
+  bad_type[bad_type.size() - 8] = 7;  // type byte 7: unknown
+  const std::vector<std::vector<std::string>> cases = {
+      {"short"},
+      {bad_type},
+      {good1, good1},                                       // duplicate
+      {good1, MakeInternalKey("a", 9, ValueType::kValue)},  // user key back
+      {good1, MakeInternalKey("b", 6, ValueType::kValue)},  // newer after older
+      {good1, MakeInternalKey("b", 5, ValueType::kDeletion)},  // ok ...
+  };
+  for (size_t c = 0; c < cases.size(); c++) {
+    SCOPED_TRACE("case " + std::to_string(c));
+    std::string file;
+    test::StringSink sink(&file);
+    SegmentBuilder builder(SegmentBuilderOptions(), &sink);
+    Status s;
+    for (const std::string& k : cases[c]) {
+      s = builder.Add(k, "v");
+      if (!s.ok()) break;
+    }
+    if (c == cases.size() - 1) {
+      // Same user key and sequence, deletion sorts after value: accepted.
+      EXPECT_TRUE(s.ok()) << s.ToString();
+      continue;
+    }
+    EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+    EXPECT_TRUE(builder.status().IsInvalidArgument());
+    EXPECT_TRUE(builder.Add(MakeInternalKey("zz", 1, ValueType::kValue), "v")
+                    .IsInvalidArgument());
+    EXPECT_TRUE(builder.Finish().IsInvalidArgument());
+  }
+}
+
+TEST(SegmentTest, AbandonStops) {
+  std::string file;
+  test::StringSink sink(&file);
+  SegmentBuilder builder(SegmentBuilderOptions(), &sink);
+  ASSERT_TRUE(
+      builder.Add(MakeInternalKey("a", 1, ValueType::kValue), "v").ok());
+  builder.Abandon();
+  EXPECT_FALSE(
+      builder.Add(MakeInternalKey("b", 1, ValueType::kValue), "v").ok());
+  EXPECT_FALSE(builder.Finish().ok());
+  EXPECT_EQ(file.size(), builder.FileSize());
+}
+
+TEST(SegmentTest, BlockCache) {
+  const Dataset d = MakeDataset(13, 300, false);
+  SegmentBuilderOptions bo;
+  bo.block_size = 256;
+  std::string file;
+  ASSERT_TRUE(test::BuildSegment(bo, d.entries, &file).ok());
+  const std::string& k = d.versions.begin()->first;
+  Cache cache(1 << 20);
+  {
+    auto reads = std::make_shared<std::atomic<int>>(0);
+    std::unique_ptr<SegmentReader> reader;
+    ASSERT_TRUE(
+        test::OpenSegment(ReaderOptions(nullptr, &cache), file, &reader, reads)
+            .ok());
+    reads->store(0);
+    SegmentReadStats stats;
+    LookupResult r;
+    std::string v;
+    ASSERT_TRUE(reader
+                    ->Get(SegmentReadOptions(), k, KeyHash(k),
+                          kMaxSequenceNumber, &r, &v, &stats)
+                    .ok());
+    EXPECT_EQ(stats.cache_misses, 1u);
+    EXPECT_EQ(stats.cache_hits, 0u);
+    EXPECT_EQ(stats.data_blocks_read, 1u);
+    EXPECT_GT(cache.TotalCharge(), 0u);
+    ASSERT_TRUE(reader
+                    ->Get(SegmentReadOptions(), k, KeyHash(k),
+                          kMaxSequenceNumber, &r, &v, &stats)
+                    .ok());
+    EXPECT_EQ(stats.cache_hits, 1u);
+    EXPECT_EQ(stats.cache_misses, 1u);
+    EXPECT_EQ(stats.data_blocks_read, 1u);
+    EXPECT_EQ(reads->load(), 1);
+    // Iteration reuses the cached blocks and fills the rest.
+    auto it = reader->NewIterator(SegmentReadOptions(), &stats);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    }
+    EXPECT_EQ(stats.cache_hits, 2u);
+    EXPECT_EQ(stats.data_blocks_read, reader->properties().num_data_blocks);
+  }
+  {
+    // A fresh reader gets a fresh cache id: nothing of the first reader's
+    // is visible to it, and fill_cache=false leaves the cache alone.
+    Cache cache2(1 << 20);
+    std::unique_ptr<SegmentReader> reader;
+    ASSERT_TRUE(
+        test::OpenSegment(ReaderOptions(nullptr, &cache2), file, &reader).ok());
+    SegmentReadOptions ro;
+    ro.fill_cache = false;
+    SegmentReadStats stats;
+    LookupResult r;
+    std::string v;
+    for (int i = 0; i < 2; i++) {
+      ASSERT_TRUE(
+          reader->Get(ro, k, KeyHash(k), kMaxSequenceNumber, &r, &v, &stats)
+              .ok());
+    }
+    EXPECT_EQ(stats.cache_misses, 2u);
+    EXPECT_EQ(stats.cache_hits, 0u);
+    EXPECT_EQ(stats.data_blocks_read, 2u);
+    EXPECT_EQ(cache2.TotalCharge(), 0u);
+  }
+}
+
+TEST(SegmentTest, PropertiesFromBuilderAndReader) {
+  const Dataset d = MakeDataset(14, 400, false);
+  SegmentBuilderOptions bo;
+  bo.block_size = 512;
+  bo.filter_policy = std::make_shared<ExactFilterPolicy>();
+  std::string file;
+  SegmentProperties props;
+  ASSERT_TRUE(test::BuildSegment(bo, d.entries, &file, &props).ok());
+  uint64_t deletions = 0, key_bytes = 0, value_bytes = 0;
+  for (const Entry& e : d.entries) {
+    ParsedInternalKey p;
+    ASSERT_TRUE(ParseInternalKey(e.ikey, &p));
+    deletions += p.type == ValueType::kDeletion;
+    key_bytes += e.ikey.size();
+    value_bytes += e.value.size();
+  }
+  EXPECT_EQ(props.format_version, 1u);
+  EXPECT_EQ(props.num_entries, d.entries.size());
+  EXPECT_EQ(props.num_deletions, deletions);
+  EXPECT_EQ(props.num_filter_keys, d.versions.size());
+  EXPECT_EQ(props.raw_key_bytes, key_bytes);
+  EXPECT_EQ(props.raw_value_bytes, value_bytes);
+  EXPECT_EQ(props.filter_policy, "test.ExactFilter");
+  EXPECT_EQ(props.bits_per_key, 64.0);
+  EXPECT_EQ(props.filter_size, 8 * d.versions.size() + kBlockTrailerSize);
+  EXPECT_EQ(props.smallest_key, d.entries.front().ikey);
+  EXPECT_EQ(props.largest_key, d.entries.back().ikey);
+  EXPECT_GT(props.num_data_blocks, 3u);
+  std::string encoded;
+  props.EncodeTo(&encoded);
+  // Data, filter, properties, index and footer tile the file exactly.
+  EXPECT_EQ(props.data_size + props.filter_size + encoded.size() +
+                kBlockTrailerSize + props.index_size + kFooterSize,
+            file.size());
+
+  std::unique_ptr<SegmentReader> reader;
+  ASSERT_TRUE(test::OpenSegment(ReaderOptions(), file, &reader).ok());
+  EXPECT_EQ(reader->properties().ToString(), props.ToString());
+  EXPECT_EQ(reader->file_size(), file.size());
+  EXPECT_EQ(reader->file_name(), "000001.seg");
+  EXPECT_NE(props.ToString().find(
+                "num_entries: " + std::to_string(d.entries.size()) + "\n"),
+            std::string::npos);
+}
+
+SegmentProperties SampleProperties() {
+  SegmentProperties p;
+  p.format_version = 1;
+  p.num_entries = 1000;
+  p.num_deletions = 10;
+  p.num_filter_keys = 990;
+  p.raw_key_bytes = 123456;
+  p.raw_value_bytes = 1ull << 40;
+  p.num_data_blocks = 7;
+  p.data_size = 40000;
+  p.index_size = 300;
+  p.filter_size = 1200;
+  p.filter_policy = "bloomkv.BlockedBloom";
+  p.bits_per_key = 9.5;
+  p.smallest_key = std::string("a\0b", 3) + "12345678";
+  p.largest_key = "zzzzzzzzzzzz";
+  return p;
+}
+
+TEST(PropertiesTest, RoundTrip) {
+  const SegmentProperties p = SampleProperties();
+  std::string enc;
+  p.EncodeTo(&enc);
+  SegmentProperties d;
+  ASSERT_TRUE(d.DecodeFrom(enc).ok());
+  EXPECT_EQ(d.ToString(), p.ToString());
+  EXPECT_EQ(d.smallest_key, p.smallest_key);
+  EXPECT_EQ(d.bits_per_key, 9.5);
+  EXPECT_EQ(d.raw_value_bytes, 1ull << 40);
+}
+
+TEST(PropertiesTest, UnknownTagsAreSkipped) {
+  std::string enc;
+  SampleProperties().EncodeTo(&enc);
+  // A field from a future writer: tag 1000 with an opaque value.
+  PutVarint32(&enc, 1000);
+  PutLengthPrefixedSlice(&enc, std::string("\x01\x02\x03", 3));
+  SegmentProperties d;
+  ASSERT_TRUE(d.DecodeFrom(enc).ok());
+  EXPECT_EQ(d.ToString(), SampleProperties().ToString());
+  // A reader ignores unknown tags between known ones too.
+  std::string mid;
+  PutVarint32(&mid, 1);
+  PutLengthPrefixedSlice(&mid, "\x01");
+  PutVarint32(&mid, 2);
+  PutLengthPrefixedSlice(&mid, "\x05");
+  PutVarint32(&mid, 99);
+  PutLengthPrefixedSlice(&mid, "xyz");
+  ASSERT_TRUE(d.DecodeFrom(mid).ok());
+  EXPECT_EQ(d.num_entries, 5u);
+}
+
+TEST(PropertiesTest, MalformedIsCorruption) {
+  std::string enc;
+  SampleProperties().EncodeTo(&enc);
+  SegmentProperties d;
+  EXPECT_TRUE(d.DecodeFrom(Slice(enc.data(), enc.size() - 1)).IsCorruption());
+  std::string dup;
+  PutVarint32(&dup, 2);
+  PutLengthPrefixedSlice(&dup, "\x05");
+  PutVarint32(&dup, 2);
+  PutLengthPrefixedSlice(&dup, "\x06");
+  EXPECT_TRUE(d.DecodeFrom(dup).IsCorruption());
+  std::string bad_int;
+  PutVarint32(&bad_int, 2);
+  PutLengthPrefixedSlice(&bad_int, "\x05\x05");
+  EXPECT_TRUE(d.DecodeFrom(bad_int).IsCorruption());
+  EXPECT_TRUE(d.DecodeFrom("").ok());
+}
+
+}  // namespace
+}  // namespace bloomkv

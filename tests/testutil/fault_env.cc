@@ -144,7 +144,7 @@ FaultInjectionEnv::FaultInjectionEnv(Env* target) : EnvWrapper(target) {}
 
 FaultInjectionEnv::~FaultInjectionEnv() = default;
 
-// ---- error injection and inactive mode --------------------------------------
+// ---- error injection and inactive mode ----
 
 void FaultInjectionEnv::InjectErrors(uint32_t ops, FileMatcher matches,
                                      uint64_t succeed_first,
@@ -203,8 +203,7 @@ Status FaultInjectionEnv::CheckOpLocked(Op op, const std::string& fname,
   return Status::IOError(fname, "injected fault");
 }
 
-// ---- bookkeeping
-// --------------------------------------------------------------
+// ---- bookkeeping ----
 
 bool FaultInjectionEnv::FileIsCurrent(uint64_t gen) const {
   std::lock_guard<std::mutex> guard(mu_);
@@ -284,8 +283,7 @@ Status FaultInjectionEnv::DropUnsyncedData() {
   return result;
 }
 
-// ---- Env
-// ----------------------------------------------------------------------
+// ---- Env ----
 
 Status FaultInjectionEnv::NewSequentialFile(
     const std::string& fname, std::unique_ptr<SequentialFile>* result) {

@@ -326,8 +326,24 @@ TEST_F(EnvTest, NowMicrosDoesNotGoBackwards) {
   }
 }
 
-// ---- locks
-// --------------------------------------------------------------------
+TEST(TempDirTest, RemovesEverythingInside) {
+  std::string path;
+  {
+    test::TempDir dir("envtest");
+    path = dir.path();
+    Env* env = Env::Default();
+    EXPECT_TRUE(env->IsDirectory(path));
+    ASSERT_TRUE(env->CreateDir(dir.File("a")).ok());
+    ASSERT_TRUE(env->CreateDir(dir.File("a/b")).ok());
+    ASSERT_TRUE(WriteStringToFile(env, "x", dir.File("a/b/f"), false).ok());
+    ASSERT_TRUE(WriteStringToFile(env, "y", dir.File("g"), false).ok());
+    test::TempDir other("envtest");
+    EXPECT_NE(path, other.path());
+  }
+  EXPECT_FALSE(Env::Default()->FileExists(path));
+}
+
+// ---- locks ----
 
 // Child exit codes of TryLockInChild.
 constexpr int kChildLocked = 0;

@@ -210,8 +210,7 @@ TEST_F(FaultEnvTest, RemovedFilesStayRemoved) {
   EXPECT_FALSE(env_.FileExists(f));
 }
 
-// ---- injected errors
-// ----------------------------------------------------------
+// ---- injected errors ----
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&

@@ -36,12 +36,23 @@ struct Cache::Shard {
   }
 };
 
+namespace {
+// More shards than this only wastes memory, and a shift by 64 or more would
+// be undefined.
+constexpr int kMaxShardBits = 16;
+}  // namespace
+
 Cache::Cache(size_t capacity, int num_shard_bits)
     : capacity_(capacity),
-      shard_bits_(num_shard_bits < 0 ? 0 : num_shard_bits),
+      shard_bits_(num_shard_bits < 0               ? 0
+                  : num_shard_bits > kMaxShardBits ? kMaxShardBits
+                                                   : num_shard_bits),
       shards_(new Shard[size_t{1} << shard_bits_]) {
   const size_t n = size_t{1} << shard_bits_;
-  const size_t per_shard = (capacity + n - 1) / n;
+  // Rounds up without computing capacity + n - 1, which wraps for huge
+  // capacities (e.g. SIZE_MAX meaning "unbounded") and would leave every
+  // shard with capacity 0.
+  const size_t per_shard = capacity / n + (capacity % n != 0 ? 1 : 0);
   for (size_t i = 0; i < n; i++) shards_[i].capacity = per_shard;
 }
 

@@ -63,6 +63,9 @@ const char* GetVarint64Ptr(const char* p, const char* limit, uint64_t* value) {
     if (byte & 0x80) {
       result |= ((byte & 0x7f) << shift);
     } else {
+      // The tenth byte may only carry the top bit of a 64-bit value; more
+      // would be silently shifted out.
+      if (shift == 63 && byte > 0x01) return nullptr;
       result |= (byte << shift);
       *value = result;
       return p;

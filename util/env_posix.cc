@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <set>
 
@@ -46,9 +47,19 @@ class PosixSequentialFile final : public SequentialFile {
   }
 
   Status Skip(uint64_t n) override {
-    if (::lseek(fd_, static_cast<off_t>(n), SEEK_CUR) == static_cast<off_t>(-1)) {
-      return PosixError(fname_, errno);
+    // A skip that does not fit in off_t (cast to it, it would turn negative
+    // and seek backwards) lands past any real file's end: seek to the end.
+    const off_t cur = ::lseek(fd_, 0, SEEK_CUR);
+    if (cur == static_cast<off_t>(-1)) return PosixError(fname_, errno);
+    constexpr auto kMaxOff =
+        static_cast<uint64_t>(std::numeric_limits<off_t>::max());
+    off_t r;
+    if (n > kMaxOff - static_cast<uint64_t>(cur)) {
+      r = ::lseek(fd_, 0, SEEK_END);
+    } else {
+      r = ::lseek(fd_, static_cast<off_t>(n), SEEK_CUR);
     }
+    if (r == static_cast<off_t>(-1)) return PosixError(fname_, errno);
     return Status::OK();
   }
 
@@ -88,7 +99,9 @@ class PosixRandomAccessFile final : public RandomAccessFile {
 };
 
 // Buffers small appends so that a WAL of many tiny records does not make a
-// syscall per record.
+// syscall per record. A failed write loses buffered bytes, so the first error
+// is sticky: every later Append/Flush/Sync reports it instead of letting a
+// Sync succeed over a hole in the file.
 class PosixWritableFile final : public WritableFile {
  public:
   PosixWritableFile(std::string fname, int fd)
@@ -98,6 +111,7 @@ class PosixWritableFile final : public WritableFile {
   }
 
   Status Append(const Slice& data) override {
+    if (!error_.ok()) return error_;
     if (buffer_.size() + data.size() <= kBufferSize) {
       buffer_.append(data.data(), data.size());
       return Status::OK();
@@ -111,17 +125,26 @@ class PosixWritableFile final : public WritableFile {
     return WriteRaw(data.data(), data.size());
   }
 
-  Status Flush() override { return FlushBuffer(); }
+  Status Flush() override {
+    if (!error_.ok()) return error_;
+    return FlushBuffer();
+  }
 
   Status Sync() override {
+    if (!error_.ok()) return error_;
     Status s = FlushBuffer();
     if (!s.ok()) return s;
-    if (::fdatasync(fd_) != 0) return PosixError(fname_, errno);
+    if (::fdatasync(fd_) != 0) {
+      // After a failed fsync the kernel may have dropped the dirty pages;
+      // retrying cannot make them durable.
+      error_ = PosixError(fname_, errno);
+      return error_;
+    }
     return Status::OK();
   }
 
   Status Close() override {
-    Status s = FlushBuffer();
+    Status s = error_.ok() ? FlushBuffer() : error_;
     if (fd_ >= 0 && ::close(fd_) != 0 && s.ok()) s = PosixError(fname_, errno);
     fd_ = -1;
     return s;
@@ -141,7 +164,8 @@ class PosixWritableFile final : public WritableFile {
       ssize_t r = ::write(fd_, p, n);
       if (r < 0) {
         if (errno == EINTR) continue;
-        return PosixError(fname_, errno);
+        error_ = PosixError(fname_, errno);
+        return error_;
       }
       p += r;
       n -= static_cast<size_t>(r);
@@ -152,7 +176,14 @@ class PosixWritableFile final : public WritableFile {
   const std::string fname_;
   int fd_;
   std::string buffer_;
+  Status error_;  // First write or sync failure; sticky.
 };
+
+#ifdef F_OFD_SETLK
+constexpr int kSetLockCmd = F_OFD_SETLK;
+#else
+constexpr int kSetLockCmd = F_SETLK;
+#endif
 
 class PosixFileLock final : public FileLock {
  public:
@@ -270,8 +301,11 @@ class PosixEnv final : public Env {
 
   Status LockFile(const std::string& fname,
                   std::unique_ptr<FileLock>* lock) override {
-    // fcntl locks are per process: a second lock from this process would
-    // succeed silently, so this process's own locks are tracked too.
+    // Classic fcntl locks are per process: a second lock from this process
+    // would succeed silently, so this process's own locks are tracked too.
+    // Worse, closing any descriptor of the file (say, a tool reading every
+    // file of the database directory) would drop the lock; open file
+    // description locks, where available, belong to this descriptor only.
     std::lock_guard<std::mutex> guard(mu_);
     if (locked_.count(fname) != 0) {
       return Status::IOError("lock " + fname, "already held by this process");
@@ -282,7 +316,7 @@ class PosixEnv final : public Env {
     std::memset(&f, 0, sizeof(f));
     f.l_type = F_WRLCK;
     f.l_whence = SEEK_SET;
-    if (::fcntl(fd, F_SETLK, &f) != 0) {
+    if (::fcntl(fd, kSetLockCmd, &f) != 0) {
       int err = errno;
       ::close(fd);
       return Status::IOError("lock " + fname,
@@ -296,6 +330,7 @@ class PosixEnv final : public Env {
   }
 
   Status UnlockFile(std::unique_ptr<FileLock> lock) override {
+    if (lock == nullptr) return Status::InvalidArgument("UnlockFile: no lock");
     auto* l = static_cast<PosixFileLock*>(lock.get());
     std::lock_guard<std::mutex> guard(mu_);
     struct ::flock f;
@@ -303,7 +338,7 @@ class PosixEnv final : public Env {
     f.l_type = F_UNLCK;
     f.l_whence = SEEK_SET;
     Status s;
-    if (::fcntl(l->fd, F_SETLK, &f) != 0) s = PosixError(l->fname, errno);
+    if (::fcntl(l->fd, kSetLockCmd, &f) != 0) s = PosixError(l->fname, errno);
     ::close(l->fd);
     locked_.erase(l->fname);
     return s;

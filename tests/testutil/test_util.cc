@@ -1,0 +1,118 @@
+// Test helpers; see test_util.h.
+#include "tests/testutil/test_util.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+namespace bloomkv::test {
+
+namespace {
+
+// Several seeds so that a randomized test sees more than one sequence, few
+// enough to keep the suites fast. Never reorder: failures are reported by
+// seed, and a seed must keep meaning the same data.
+constexpr uint64_t kDefaultSeeds[] = {1, 2, 301, 0x5eed, 0xdeadbeefcafef00d};
+
+bool ParseSeedList(const char* text, std::vector<uint64_t>* seeds) {
+  seeds->clear();
+  const char* p = text;
+  while (true) {
+    while (*p == ' ') p++;
+    if (*p == '\0' || *p == ',') return false;  // empty item
+    if (*p == '-' || *p == '+') return false;   // strtoull would accept them
+    errno = 0;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(p, &end, 0);
+    if (end == p || errno == ERANGE) return false;
+    seeds->push_back(static_cast<uint64_t>(v));
+    p = end;
+    while (*p == ' ') p++;
+    if (*p == '\0') return true;
+    if (*p != ',') return false;
+    p++;
+  }
+}
+
+}  // namespace
+
+TempDir::TempDir(std::string_view prefix) {
+  const char* tmp = std::getenv("TMPDIR");
+  std::string base = (tmp != nullptr && tmp[0] != '\0') ? tmp : "/tmp";
+  while (base.size() > 1 && base.back() == '/') base.pop_back();
+  std::string templ = base + "/" + std::string(prefix) + "-XXXXXX";
+  if (::mkdtemp(templ.data()) == nullptr) {
+    std::fprintf(stderr, "TempDir: mkdtemp(%s) failed: %s\n", templ.c_str(),
+                 std::strerror(errno));
+    std::abort();
+  }
+  path_ = std::move(templ);
+}
+
+TempDir::~TempDir() {
+  const char* keep = std::getenv("BLOOMKV_KEEP_TEMP");
+  if (keep != nullptr && keep[0] != '\0' && keep[0] != '0') {
+    std::fprintf(stderr, "TempDir: keeping %s\n", path_.c_str());
+    return;
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);  // Does not follow symlinks.
+  if (ec) {
+    std::fprintf(stderr, "TempDir: cannot remove %s: %s\n", path_.c_str(),
+                 ec.message().c_str());
+  }
+}
+
+std::string TempDir::File(std::string_view name) const {
+  std::string f = path_;
+  f.push_back('/');
+  f.append(name);
+  return f;
+}
+
+std::vector<uint64_t> TestSeeds() {
+  const char* env = std::getenv("BLOOMKV_TEST_SEED");
+  if (env != nullptr && env[0] != '\0') {
+    std::vector<uint64_t> seeds;
+    if (ParseSeedList(env, &seeds)) return seeds;
+    ADD_FAILURE() << "BLOOMKV_TEST_SEED='" << env
+                  << "' is not a comma-separated list of unsigned integers";
+  }
+  return std::vector<uint64_t>(std::begin(kDefaultSeeds),
+                               std::end(kDefaultSeeds));
+}
+
+std::string RandomString(Random* rnd, size_t len) {
+  std::string s(len, '\0');
+  for (char& c : s) c = static_cast<char>(' ' + rnd->Uniform(95));
+  return s;
+}
+
+std::string RandomBytes(Random* rnd, size_t len) {
+  std::string s(len, '\0');
+  for (char& c : s) c = static_cast<char>(rnd->Uniform(256));
+  return s;
+}
+
+std::string CompressibleString(Random* rnd, double compressed_fraction,
+                               size_t len) {
+  if (!(compressed_fraction > 0)) compressed_fraction = 0.01;
+  if (compressed_fraction > 1) compressed_fraction = 1;
+  size_t raw =
+      static_cast<size_t>(static_cast<double>(len) * compressed_fraction);
+  if (raw < 1) raw = 1;
+  const std::string unit = RandomBytes(rnd, raw);
+  std::string s;
+  s.reserve(len + raw);
+  while (s.size() < len) s.append(unit);
+  s.resize(len);
+  return s;
+}
+
+}  // namespace bloomkv::test

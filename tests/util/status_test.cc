@@ -1,0 +1,83 @@
+// Tests for Status: codes, predicates, messages and ToString.
+#include "bloomkv/status.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <utility>
+
+namespace bloomkv {
+namespace {
+
+TEST(StatusTest, DefaultIsOk) {
+  Status s;
+  EXPECT_TRUE(s.ok());
+  EXPECT_EQ(Status::Code::kOk, s.code());
+  EXPECT_EQ("", s.message());
+  EXPECT_EQ("OK", s.ToString());
+  EXPECT_TRUE(Status::OK().ok());
+  EXPECT_FALSE(s.IsNotFound() || s.IsCorruption() || s.IsNotSupported() ||
+               s.IsInvalidArgument() || s.IsIOError());
+}
+
+TEST(StatusTest, EachCodeHasOnePredicateAndPrefix) {
+  struct Case {
+    Status status;
+    Status::Code code;
+    const char* text;
+  };
+  const Case cases[] = {
+      {Status::NotFound("m"), Status::Code::kNotFound, "NotFound: m"},
+      {Status::Corruption("m"), Status::Code::kCorruption, "Corruption: m"},
+      {Status::NotSupported("m"), Status::Code::kNotSupported,
+       "Not supported: m"},
+      {Status::InvalidArgument("m"), Status::Code::kInvalidArgument,
+       "Invalid argument: m"},
+      {Status::IOError("m"), Status::Code::kIOError, "IO error: m"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    const Status& s = c.status;
+    EXPECT_FALSE(s.ok());
+    EXPECT_EQ(c.code, s.code());
+    EXPECT_EQ("m", s.message());
+    EXPECT_EQ(c.text, s.ToString());
+    const int predicates = s.IsNotFound() + s.IsCorruption() +
+                           s.IsNotSupported() + s.IsInvalidArgument() +
+                           s.IsIOError();
+    EXPECT_EQ(1, predicates);
+  }
+}
+
+TEST(StatusTest, TwoPartMessage) {
+  Status s = Status::Corruption("000012.seg", "bad block checksum at 4096");
+  EXPECT_EQ("000012.seg: bad block checksum at 4096", s.message());
+  EXPECT_EQ("Corruption: 000012.seg: bad block checksum at 4096", s.ToString());
+  // An empty second part adds no separator.
+  EXPECT_EQ("x", Status::IOError("x", "").message());
+  EXPECT_EQ(": y", Status::IOError("", "y").message());
+}
+
+TEST(StatusTest, MessageMayContainNul) {
+  const std::string raw("a\0b", 3);
+  Status s = Status::InvalidArgument(raw);
+  EXPECT_EQ(raw, s.message());
+  EXPECT_EQ(3u, s.message().size());
+}
+
+TEST(StatusTest, CopyAndMove) {
+  Status a = Status::NotFound("key");
+  Status b = a;
+  EXPECT_TRUE(b.IsNotFound());
+  EXPECT_EQ("key", b.message());
+  EXPECT_TRUE(a.IsNotFound());  // the copy left the source alone
+  Status c = std::move(b);
+  EXPECT_TRUE(c.IsNotFound());
+  EXPECT_EQ("key", c.message());
+  c = Status::OK();
+  EXPECT_TRUE(c.ok());
+  EXPECT_EQ("", c.message());
+}
+
+}  // namespace
+}  // namespace bloomkv

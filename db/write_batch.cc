@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "db/memtable.h"
 #include "db/write_batch_internal.h"
@@ -115,6 +116,20 @@ class MemTableInserter final : public WriteBatch::Handler {
 WriteBatch::Handler::~Handler() = default;
 
 WriteBatch::WriteBatch() { Clear(); }
+
+WriteBatch::WriteBatch(WriteBatch&& other) noexcept
+    : rep_(std::move(other.rep_)) {
+  other.Clear();
+}
+
+WriteBatch& WriteBatch::operator=(WriteBatch&& other) noexcept {
+  if (this != &other) {
+    rep_ = std::move(other.rep_);
+    // A moved-from string may be empty, which would leave no header.
+    other.Clear();
+  }
+  return *this;
+}
 
 WriteBatch::~WriteBatch() = default;
 

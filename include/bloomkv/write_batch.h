@@ -37,8 +37,9 @@ class WriteBatch {
   WriteBatch();
   WriteBatch(const WriteBatch&) = default;
   WriteBatch& operator=(const WriteBatch&) = default;
-  WriteBatch(WriteBatch&&) noexcept = default;
-  WriteBatch& operator=(WriteBatch&&) noexcept = default;
+  // A moved-from batch is empty (and usable).
+  WriteBatch(WriteBatch&& other) noexcept;
+  WriteBatch& operator=(WriteBatch&& other) noexcept;
   ~WriteBatch();
 
   // Stores key -> value. REQUIRES: key and value shorter than 4 GiB.

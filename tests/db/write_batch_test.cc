@@ -142,6 +142,21 @@ TEST(WriteBatchTest, CopiesAreIndependent) {
   EXPECT_EQ(2u, c.Count());
 }
 
+TEST(WriteBatchTest, MovedFromBatchIsEmptyAndUsable) {
+  WriteBatch a;
+  a.Put("x", "1");
+  WriteBatch b(std::move(a));
+  EXPECT_EQ(0u, a.Count());  // NOLINT(bugprone-use-after-move): specified.
+  EXPECT_EQ(kWriteBatchHeaderSize, a.ApproximateSize());
+  a.Put("y", "2");
+  EXPECT_EQ("Put(y,2)", Log(a));
+  WriteBatch c;
+  c = std::move(b);
+  EXPECT_EQ(0u, b.Count());  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ("", Log(b));
+  EXPECT_EQ("Put(x,1)", Log(c));
+}
+
 TEST(WriteBatchTest, Append) {
   WriteBatch a, b;
   WriteBatchInternal::SetSequence(&a, 200);

@@ -177,7 +177,8 @@ TEST(SkipListTest, SeedDeterminesShape) {
 // One writer inserts a planned sequence of keys while readers scan forward,
 // backward and seek without any lock. A reader must see a strictly ordered
 // list of planned keys that includes every key whose insert completed before
-// its scan started and nothing not yet inserted when the scan ended.
+// its scan started and no key whose insert had not started when the scan
+// ended.
 class ConcurrentReader {
  public:
   ConcurrentReader(const List* list, const std::vector<Key>* planned,
@@ -212,9 +213,11 @@ class ConcurrentReader {
       auto it = index_of_->find(seen[i]);
       if (it == index_of_->end())
         return Fail("saw a key never inserted: " + std::to_string(seen[i]));
-      if (it->second >= after)
+      // Key #after may be mid-insert (linked, but not yet counted); any
+      // later key cannot have been inserted yet.
+      if (it->second > after)
         return Fail("saw key #" + std::to_string(it->second) +
-                    " before its insert finished");
+                    " before its insert started");
     }
     std::set<Key> seen_set(seen.begin(), seen.end());
     for (size_t i = 0; i < before; i++) {

@@ -1,0 +1,198 @@
+// MemTable entries and their iterator; see memtable.h.
+//
+// Each entry is one arena allocation, so a skiplist key is a single pointer
+// and the entry's bytes sit together in memory:
+//
+//   entry := varint32(internal_key_size) internal_key
+//            varint32(value_size) value
+//
+// Entries exist only in memory; this layout may change freely.
+#include "db/memtable.h"
+
+#include <cassert>
+#include <cstring>
+#include <limits>
+#include <memory>
+
+#include "util/coding.h"
+
+namespace bloomkv {
+
+namespace {
+
+// Entries are written by Add(), so their varints are well formed; the limit
+// only bounds how far the decoder may look.
+Slice GetLengthPrefixed(const char* p) {
+  uint32_t len = 0;
+  const char* q = GetVarint32Ptr(p, p + kMaxVarint32Length, &len);
+  assert(q != nullptr);
+  return Slice(q, len);
+}
+
+// Lookup keys of user keys up to this size are built on the stack, so Get()
+// does not allocate for them.
+constexpr size_t kStackLookupKeySize = 256;
+
+// Builds varint32(user_key.size() + 8) || user_key || fixed64(tag) at dst,
+// which needs LookupKeySize(user_key) bytes: the form the skiplist compares.
+size_t LookupKeySize(const Slice& user_key) {
+  const size_t ikey_size = user_key.size() + kInternalKeyTrailerSize;
+  return static_cast<size_t>(VarintLength(ikey_size)) + ikey_size;
+}
+void EncodeLookupKey(char* dst, const Slice& user_key, uint64_t tag) {
+  const size_t ikey_size = user_key.size() + kInternalKeyTrailerSize;
+  char* p = EncodeVarint32(dst, static_cast<uint32_t>(ikey_size));
+  if (!user_key.empty()) std::memcpy(p, user_key.data(), user_key.size());
+  EncodeFixed64(p + user_key.size(), tag);
+}
+
+}  // namespace
+
+int MemTable::KeyComparator::operator()(const char* a, const char* b) const {
+  return CompareInternalKeys(GetLengthPrefixed(a), GetLengthPrefixed(b));
+}
+
+MemTable::MemTable() : table_(KeyComparator(), &arena_) {}
+
+MemTable::~MemTable() { assert(refs_.load(std::memory_order_relaxed) == 0); }
+
+void MemTable::Unref() {
+  const int previous = refs_.fetch_sub(1, std::memory_order_acq_rel);
+  assert(previous > 0);
+  if (previous == 1) delete this;
+}
+
+void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& user_key,
+                   const Slice& value) {
+  assert(seq <= kMaxSequenceNumber);
+  assert(type == ValueType::kValue || type == ValueType::kDeletion);
+  assert(user_key.size() <=
+         std::numeric_limits<uint32_t>::max() - kInternalKeyTrailerSize);
+  assert(value.size() <= std::numeric_limits<uint32_t>::max());
+  const size_t ikey_size = user_key.size() + kInternalKeyTrailerSize;
+  const size_t encoded_size =
+      LookupKeySize(user_key) + VarintLength(value.size()) + value.size();
+  char* const buf = arena_.Allocate(encoded_size);
+  EncodeLookupKey(buf, user_key, PackSequenceAndType(seq, type));
+  char* p = buf + VarintLength(ikey_size) + ikey_size;
+  p = EncodeVarint32(p, static_cast<uint32_t>(value.size()));
+  if (!value.empty()) std::memcpy(p, value.data(), value.size());
+  assert(p + value.size() == buf + encoded_size);
+  table_.Insert(buf);
+  num_entries_.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool MemTable::Get(const Slice& user_key, SequenceNumber snapshot,
+                   std::string* value, bool* deleted) const {
+  assert(deleted != nullptr);
+  *deleted = false;
+  if (snapshot > kMaxSequenceNumber) snapshot = kMaxSequenceNumber;
+
+  // The lookup key sorts before every entry of user_key with sequence <=
+  // snapshot and after those with a larger one, so Seek lands on the newest
+  // visible entry of user_key, if it has any.
+  const size_t lookup_size = LookupKeySize(user_key);
+  char stack_buf[kStackLookupKeySize];
+  std::unique_ptr<char[]> heap_buf;
+  char* lookup = stack_buf;
+  if (lookup_size > sizeof(stack_buf)) {
+    heap_buf = std::make_unique_for_overwrite<char[]>(lookup_size);
+    lookup = heap_buf.get();
+  }
+  EncodeLookupKey(lookup, user_key,
+                  PackSequenceAndType(snapshot, kValueTypeForSeek));
+
+  Table::Iterator iter(&table_);
+  iter.Seek(lookup);
+  if (!iter.Valid()) return false;
+  const char* entry = iter.key();
+  const Slice ikey = GetLengthPrefixed(entry);
+  if (ExtractUserKey(ikey) != user_key) return false;
+  const uint64_t tag =
+      DecodeFixed64(ikey.data() + ikey.size() - kInternalKeyTrailerSize);
+  switch (static_cast<ValueType>(tag & 0xff)) {
+    case ValueType::kValue:
+      if (value != nullptr) {
+        const Slice v = GetLengthPrefixed(ikey.data() + ikey.size());
+        value->assign(v.data(), v.size());
+      }
+      return true;
+    case ValueType::kDeletion:
+      *deleted = true;
+      return true;
+  }
+  assert(false && "Add() stores only known value types");
+  return false;
+}
+
+// Adapts the skiplist iterator to bloomkv::Iterator. Seek targets are
+// internal keys; they are re-encoded with a length prefix into scratch_ to
+// compare against entries.
+class MemTable::MemTableIterator final : public Iterator {
+ public:
+  explicit MemTableIterator(MemTable* mem) : mem_(mem), iter_(&mem->table_) {
+    mem_->Ref();
+  }
+  ~MemTableIterator() override { mem_->Unref(); }
+
+  bool Valid() const override { return iter_.Valid(); }
+  void SeekToFirst() override {
+    status_ = Status::OK();
+    iter_.SeekToFirst();
+  }
+  void SeekToLast() override {
+    status_ = Status::OK();
+    iter_.SeekToLast();
+  }
+  void Seek(const Slice& target) override {
+    if (EncodeTarget(target)) iter_.Seek(scratch_.data());
+  }
+  void SeekForPrev(const Slice& target) override {
+    if (EncodeTarget(target)) iter_.SeekForPrev(scratch_.data());
+  }
+  void Next() override {
+    assert(Valid());
+    iter_.Next();
+  }
+  void Prev() override {
+    assert(Valid());
+    iter_.Prev();
+  }
+  Slice key() const override {
+    assert(Valid());
+    return GetLengthPrefixed(iter_.key());
+  }
+  Slice value() const override {
+    assert(Valid());
+    const Slice k = GetLengthPrefixed(iter_.key());
+    return GetLengthPrefixed(k.data() + k.size());
+  }
+  Status status() const override { return status_; }
+
+ private:
+  // False (and the iterator invalid, with an error status) if target cannot
+  // be compared with internal keys.
+  bool EncodeTarget(const Slice& target) {
+    if (target.size() < kInternalKeyTrailerSize ||
+        target.size() > std::numeric_limits<uint32_t>::max()) {
+      status_ = Status::InvalidArgument(
+          "memtable iterator: seek target is not an internal key");
+      iter_ = Table::Iterator(&mem_->table_);  // Not Valid().
+      return false;
+    }
+    status_ = Status::OK();
+    scratch_.clear();
+    PutVarint32(&scratch_, static_cast<uint32_t>(target.size()));
+    scratch_.append(target.data(), target.size());
+    return true;
+  }
+
+  MemTable* const mem_;
+  Table::Iterator iter_;
+  std::string scratch_;
+  Status status_;
+};
+
+Iterator* MemTable::NewIterator() { return new MemTableIterator(this); }
+
+}  // namespace bloomkv

@@ -28,39 +28,9 @@
 namespace bloomkv {
 namespace {
 
-// A filter that stores every hash (sorted fixed64s): no false positives, and
-// a binary search per probe. Stands in for the bloom filter until it lands.
-class SortedHashFilterPolicy final : public FilterPolicy {
- public:
-  const char* Name() const override { return "bench.SortedHashes"; }
-  void CreateFilter(const uint64_t* hashes, size_t n,
-                    std::string* dst) const override {
-    std::vector<uint64_t> v(hashes, hashes + n);
-    std::sort(v.begin(), v.end());
-    for (uint64_t h : v) PutFixed64(dst, h);
-  }
-  bool KeyMayMatch(uint64_t hash, const Slice& filter) const override {
-    size_t lo = 0, hi = filter.size() / 8;
-    while (lo < hi) {
-      const size_t mid = (lo + hi) / 2;
-      const uint64_t h = DecodeFixed64(filter.data() + mid * 8);
-      if (h == hash) return true;
-      if (h < hash) {
-        lo = mid + 1;
-      } else {
-        hi = mid;
-      }
-    }
-    return false;
-  }
-  double BitsPerKey() const override { return 64; }
-  double TheoreticalFpRate(const Slice&, uint64_t) const override { return 0; }
-};
-
-// The policy the "with filter" benchmarks use. To measure the real bloom
-// filter, replace the body with: return NewBloomFilterPolicy(10);
+// The "with filter" benchmarks use the built-in bloom filter.
 std::shared_ptr<const FilterPolicy> BenchFilterPolicy() {
-  return std::make_shared<SortedHashFilterPolicy>();
+  return NewBloomFilterPolicy(10);
 }
 
 class StringSink final : public WritableFile {

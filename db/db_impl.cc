@@ -86,6 +86,14 @@ class BatchValidator final : public WriteBatch::Handler {
   Status status;
 };
 
+// MemTable is reference-counted by hand (its iterators hold references
+// too); a shared_ptr owns one of those references.
+std::shared_ptr<MemTable> NewMemTable() {
+  auto* mem = new MemTable;
+  mem->Ref();
+  return std::shared_ptr<MemTable>(mem, [](MemTable* m) { m->Unref(); });
+}
+
 Status ValidateOptions(const Options& o) {
   if (o.write_buffer_size < (64 << 10) || o.write_buffer_size > (1u << 30)) {
     return Status::InvalidArgument(
@@ -215,7 +223,7 @@ Status DBImpl::Open() {
   edit.SetLogNumber(log_number_);
   s = versions_->LogAndApply(&edit, &lock);
   if (!s.ok()) return s;
-  mem_ = std::make_shared<MemTable>();
+  mem_ = NewMemTable();
   DeleteObsoleteFiles();
   bg_thread_ = std::thread([this] { BackgroundThread(); });
   return Status::OK();
@@ -259,13 +267,14 @@ Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
     Status status;
     bool paranoid = true;
     void Corruption(size_t, const Status& reason) override {
-      if (paranoid && status.ok()) status = reason;
+      // A failed read is never skipped: the rest of the log is unknown.
+      if ((paranoid || reason.IsIOError()) && status.ok()) status = reason;
     }
   } reporter;
   reporter.paranoid = options_.paranoid_checks;
   log::Reader reader(file.get(), fname, &reporter, /*verify_checksums=*/true);
 
-  auto mem = std::make_shared<MemTable>();
+  auto mem = NewMemTable();
   Slice record;
   std::string scratch;
   WriteBatch batch;
@@ -287,7 +296,7 @@ Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
       s = WriteLevel0Segment(mem.get(), versions_->NewFileNumber(), &meta);
       if (!s.ok()) return s;
       if (meta != nullptr) edit->AddFile(0, std::move(meta));
-      mem = std::make_shared<MemTable>();
+      mem = NewMemTable();
     }
   }
   if (!reporter.status.ok()) return reporter.status;
@@ -379,7 +388,14 @@ Status DBImpl::NewLogFile() {
   // records would vanish with it.
   s = env_->SyncDir(dbname_);
   if (!s.ok()) return s;
-  if (log_file_ != nullptr) log_file_->Close().PermitUncheckedError();
+  if (log_file_ != nullptr) {
+    // Make the old log durable before any write lands in the new one: a
+    // later synced write must never survive a crash that loses the
+    // unsynced writes before it. One fsync per memtable switch.
+    s = log_file_->Sync();
+    if (!s.ok()) return s;
+    log_file_->Close().PermitUncheckedError();
+  }
   log_file_ = std::move(file);
   log_ = std::make_unique<log::Writer>(log_file_.get());
   log_number_ = number;
@@ -532,9 +548,9 @@ WriteBatch* DBImpl::BuildBatchGroup(Writer** last_writer) {
     if (size > max_size) break;
     if (result == first->batch) {
       result = &group_batch_;
-      WriteBatchInternal::Append(result, first->batch);
+      result->Append(*first->batch);
     }
-    WriteBatchInternal::Append(result, w->batch);
+    result->Append(*w->batch);
     *last_writer = w;
   }
   return result;
@@ -557,7 +573,7 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>* lock,
     Status s = NewLogFile();
     if (!s.ok()) return s;
     imm_ = std::move(mem_);
-    mem_ = std::make_shared<MemTable>();
+    mem_ = NewMemTable();
     force = false;
     bg_work_cv_.notify_one();
   }
@@ -664,7 +680,7 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key,
     return Status::OK();
   }
   if (trace != nullptr) trace->result = deleted ? "deleted" : "not found";
-  return Status::NotFound(Slice());
+  return Status::NotFound("");
 }
 
 Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
@@ -684,7 +700,6 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
 
   // Returns true when the search is over (found, deleted or error).
   auto consult = [&](const FileMetaData& f, int level) -> bool {
-    consulted++;
     SegmentTrace* t = nullptr;
     if (trace != nullptr) {
       t = &trace->segments.emplace_back();
@@ -696,6 +711,7 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
       range_skips++;
       return false;  // t->outcome defaults to kSkippedByRange
     }
+    consulted++;
     if (f.reader == nullptr) {
       s = f.open_status;
       if (t != nullptr) t->outcome = SegmentOutcome::kError;
@@ -809,8 +825,10 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
       }
     }
   }
+  // The cleanup runs after the merged iterator is gone, so the memtables and
+  // segments it reads stay alive exactly as long as needed.
   return NewDBIterator(NewMergingIterator(std::move(children)), sequence,
-                       std::move(pinned));
+                       [pinned]() mutable { pinned.reset(); });
 }
 
 const Snapshot* DBImpl::GetSnapshot() {

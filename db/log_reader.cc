@@ -162,11 +162,14 @@ int Reader::ReadPhysicalRecord(Slice* payload, uint64_t* offset,
     if (kHeaderSize + length > buffer_.size()) {
       const bool fits_block =
           *offset % kBlockSize + kHeaderSize + length <= kBlockSize;
-      if (eof_ && fits_block) {
-        // The file ends inside the payload: a torn append. Its payload is
-        // not searched for records; it may hold anything.
+      if (eof_ && fits_block && !FindNextRecord()) {
+        // The file ends inside the payload and no intact record follows:
+        // a torn append. (Had one followed, the length was damaged, which
+        // FindNextRecord has already skipped past.)
         *reason = "truncated record";
         buffer_.clear();
+      } else if (eof_ && fits_block) {
+        *reason = "bad record length";
       } else {
         *reason = "bad record length";
         SkipDamaged(length);
@@ -214,20 +217,25 @@ void Reader::SkipDamaged(size_t length) {
       return;
     }
   }
-  // The length was damaged too. Look for the next position in this block
-  // where a record with a good checksum starts and ends at another record
-  // boundary. The second condition guards against stopping inside a payload
-  // that happens to embed bytes in log format.
+  if (!FindNextRecord()) buffer_.clear();
+}
+
+bool Reader::FindNextRecord() {
+  // Look for the next position in this block where a record with a good
+  // checksum starts and ends at another record boundary. The second
+  // condition guards against stopping inside a payload that happens to
+  // embed bytes in log format.
+  if (!verify_checksums_) return false;
   for (size_t p = 1; p + kHeaderSize <= buffer_.size(); p++) {
     Slice candidate(buffer_.data() + p, buffer_.size() - p);
     const size_t n = ValidRecordSize(candidate);
     if (n == 0) continue;
     if (IsRecordBoundary(Slice(candidate.data() + n, candidate.size() - n))) {
       buffer_ = candidate;
-      return;
+      return true;
     }
   }
-  buffer_.clear();
+  return false;
 }
 
 size_t Reader::ValidRecordSize(const Slice& s) const {

@@ -85,6 +85,8 @@ class Reader {
   bool ReadBlock();
   // Skips a damaged physical record at the start of buffer_ whose header
   // claims `length`, up to the next place where reading can resume.
+  // Moves buffer_ to the next intact record in this block, if any.
+  bool FindNextRecord();
   void SkipDamaged(size_t length);
   // Size of the physical record with a good checksum at the start of s, or 0.
   size_t ValidRecordSize(const Slice& s) const;

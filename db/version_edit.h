@@ -49,7 +49,7 @@ struct FileMetaData {
   // changed after: readers use them without locks.
   std::shared_ptr<const SegmentReader> reader;  // null if open failed
   Status open_status;  // why reader is null
-  SegmentCounters counters;
+  mutable SegmentCounters counters;  // updated through const pointers
 };
 
 class VersionEdit {

@@ -15,7 +15,7 @@ namespace bloomkv {
 struct DbStats {
   uint64_t gets = 0;                 // Get() calls
   uint64_t memtable_hits = 0;        // Gets answered by a memtable
-  uint64_t segments_consulted = 0;   // candidate segments a Get looked at
+  uint64_t segments_consulted = 0;   // segments whose key range covered a key
   uint64_t skipped_by_range = 0;     // key outside the segment's key range
   uint64_t filter_negatives = 0;     // skipped by filter: no IO at all
   uint64_t filter_positives = 0;     // filter said "maybe" (or no filter)

@@ -590,6 +590,27 @@ TEST(LogTest, BadLength) {
   EXPECT_EQ(r.reports.dropped_bytes, log.starts[4] - log.starts[1]);
 }
 
+// A damaged length in the last block that points past the end of the file
+// looks like a torn append, but intact records follow it: that is damage,
+// reported, and the records after it are read.
+TEST(LogTest, BadLengthPastTheEndWithRecordsAfterIt) {
+  Log log;
+  for (int i = 0; i < 5; i++) log.Add(Filler(100, static_cast<char>('a' + i)));
+  std::string c = log.contents();
+  // Still within block 0, but beyond the end of the file.
+  EncodeFixed16(c.data() + log.starts[1] + 4, 4000);
+  ReadResult r = ReadLog(c);
+  ASSERT_EQ(r.records.size(), 4u);
+  EXPECT_EQ(r.records[0], Filler(100, 'a'));
+  EXPECT_EQ(r.records[1], Filler(100, 'c'));
+  EXPECT_EQ(r.records[3], Filler(100, 'e'));
+  EXPECT_FALSE(r.torn_tail);
+  ASSERT_EQ(r.reports.reasons.size(), 1u);
+  EXPECT_NE(r.reports.reasons[0].message().find("bad record length"),
+            std::string::npos)
+      << r.reports.reasons[0].ToString();
+}
+
 TEST(LogTest, HandCraftedFragmentSequences) {
   struct Case {
     const char* name;

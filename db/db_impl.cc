@@ -114,9 +114,10 @@ Status ValidateOptions(const Options& o) {
 // ---------------------------------------------------------------------------
 // Open, recovery, close
 
-DBImpl::DBImpl(const Options& options, std::string dbname)
+DBImpl::DBImpl(const Options& options, std::string dbname, bool read_only)
     : options_(options),
       env_(options.env != nullptr ? options.env : Env::Default()),
+      read_only_(read_only),
       dbname_(std::move(dbname)),
       counters_(std::make_unique<Counters>()) {
   options_.env = env_;
@@ -146,7 +147,19 @@ Status DB::Open(const Options& options, const std::string& path,
   Status s = ValidateOptions(options);
   if (!s.ok()) return s;
   if (path.empty()) return Status::InvalidArgument("empty database path");
-  auto impl = std::make_unique<DBImpl>(options, path);
+  auto impl = std::make_unique<DBImpl>(options, path, /*read_only=*/false);
+  s = impl->Open();
+  if (s.ok()) *db = std::move(impl);
+  return s;
+}
+
+Status DB::OpenForReadOnly(const Options& options, const std::string& path,
+                           std::unique_ptr<DB>* db) {
+  db->reset();
+  Status s = ValidateOptions(options);
+  if (!s.ok()) return s;
+  if (path.empty()) return Status::InvalidArgument("empty database path");
+  auto impl = std::make_unique<DBImpl>(options, path, /*read_only=*/true);
   s = impl->Open();
   if (s.ok()) *db = std::move(impl);
   return s;
@@ -157,16 +170,19 @@ Status DBImpl::Open() {
     return Status::InvalidArgument(dbname_, "exists and is not a directory");
   }
   if (!env_->IsDirectory(dbname_)) {
-    if (!options_.create_if_missing) {
+    if (!options_.create_if_missing || read_only_) {
       return Status::InvalidArgument(
           dbname_, "does not exist (create_if_missing is false)");
     }
     Status s = env_->CreateDir(dbname_);
     if (!s.ok()) return s;
   }
-  Status s = env_->LockFile(LockFileName(dbname_), &db_lock_);
-  if (!s.ok()) {
-    return Status::IOError(dbname_, "database is in use: " + s.message());
+  Status s;
+  if (!read_only_) {
+    s = env_->LockFile(LockFileName(dbname_), &db_lock_);
+    if (!s.ok()) {
+      return Status::IOError(dbname_, "database is in use: " + s.message());
+    }
   }
 
   std::vector<std::string> children;
@@ -189,9 +205,9 @@ Status DBImpl::Open() {
       return Status::Corruption(dbname_,
                                 "holds logs or segments but no CURRENT file");
     }
-    if (!options_.create_if_missing) {
-      return Status::InvalidArgument(
-          dbname_, "is not a bloomkv database (create_if_missing is false)");
+    if (!options_.create_if_missing || read_only_) {
+      return Status::InvalidArgument(dbname_,
+                                     "is not a bloomkv database (no CURRENT)");
     }
     s = NewDB();
     if (!s.ok()) return s;
@@ -203,6 +219,7 @@ Status DBImpl::Open() {
   std::unique_lock<std::mutex> lock(mu_);
   s = versions_->Recover();
   if (!s.ok()) return s;
+  if (read_only_) return OpenReadOnly(logs);
   for (uint64_t n : logs) versions_->MarkFileNumberUsed(n);
   s = versions_->WriteSnapshotManifest();
   if (!s.ok()) return s;
@@ -226,6 +243,20 @@ Status DBImpl::Open() {
   mem_ = NewMemTable();
   DeleteObsoleteFiles();
   bg_thread_ = std::thread([this] { BackgroundThread(); });
+  return Status::OK();
+}
+
+Status DBImpl::OpenReadOnly(const std::vector<uint64_t>& logs) {
+  std::vector<uint64_t> sorted = logs;
+  std::sort(sorted.begin(), sorted.end());
+  mem_ = NewMemTable();
+  SequenceNumber max_sequence = versions_->last_sequence();
+  for (uint64_t n : sorted) {
+    if (n < versions_->log_number()) continue;
+    Status s = ReplayLog(n, &max_sequence, /*edit=*/nullptr);
+    if (!s.ok()) return s;
+  }
+  versions_->SetLastSequence(max_sequence);
   return Status::OK();
 }
 
@@ -274,7 +305,7 @@ Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
   reporter.paranoid = options_.paranoid_checks;
   log::Reader reader(file.get(), fname, &reporter, /*verify_checksums=*/true);
 
-  auto mem = NewMemTable();
+  std::shared_ptr<MemTable> mem = edit != nullptr ? NewMemTable() : mem_;
   Slice record;
   std::string scratch;
   WriteBatch batch;
@@ -291,7 +322,8 @@ Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
     const SequenceNumber last = WriteBatchInternal::Sequence(&batch) +
                                 WriteBatchInternal::Count(&batch) - 1;
     *max_sequence = std::max(*max_sequence, last);
-    if (mem->ApproximateMemoryUsage() > options_.write_buffer_size) {
+    if (edit != nullptr &&
+        mem->ApproximateMemoryUsage() > options_.write_buffer_size) {
       std::shared_ptr<FileMetaData> meta;
       s = WriteLevel0Segment(mem.get(), versions_->NewFileNumber(), &meta);
       if (!s.ok()) return s;
@@ -300,6 +332,7 @@ Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
     }
   }
   if (!reporter.status.ok()) return reporter.status;
+  if (edit == nullptr) return Status::OK();
   std::shared_ptr<FileMetaData> meta;
   s = WriteLevel0Segment(mem.get(), versions_->NewFileNumber(), &meta);
   if (s.ok() && meta != nullptr) edit->AddFile(0, std::move(meta));
@@ -478,6 +511,9 @@ Status DBImpl::Delete(const WriteOptions& options, const Slice& key) {
 }
 
 Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
+  if (read_only_) {
+    return Status::NotSupported(dbname_, "database is open read-only");
+  }
   if (updates != nullptr) {
     BatchValidator validator;
     Status s = updates->Iterate(&validator);

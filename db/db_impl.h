@@ -25,6 +25,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "bloomkv/db.h"
 #include "bloomkv/env.h"
@@ -39,7 +40,7 @@ namespace bloomkv {
 
 class DBImpl final : public DB {
  public:
-  DBImpl(const Options& options, std::string dbname);
+  DBImpl(const Options& options, std::string dbname, bool read_only);
   ~DBImpl() override;
 
   Status Put(const WriteOptions& options, const Slice& key,
@@ -64,9 +65,12 @@ class DBImpl final : public DB {
   // Opens or creates the database; called once by DB::Open.
   Status Open();
   Status NewDB();
-  // Replays one WAL into memtables, flushing them to level 0 as they fill.
+  // Replays one WAL into memtables, flushing them to level-0 segments
+  // (recorded in *edit) as they fill. With edit == nullptr (read-only)
+  // everything goes into mem_ and nothing is written.
   Status ReplayLog(uint64_t number, SequenceNumber* max_sequence,
                    VersionEdit* edit);
+  Status OpenReadOnly(const std::vector<uint64_t>& logs);
   // Opens the reader of a segment, or records in f why it cannot.
   void OpenSegment(FileMetaData* f) const;
   // Writes mem to segment `number`, syncs it and its directory entry, and
@@ -90,6 +94,7 @@ class DBImpl final : public DB {
 
   Options options_;  // sanitized: env and cache set
   Env* const env_;
+  const bool read_only_;
   const std::string dbname_;
   std::unique_ptr<Cache> block_cache_;
   std::unique_ptr<FileLock> db_lock_;

@@ -44,6 +44,15 @@ class DB {
   static Status Open(const Options& options, const std::string& path,
                      std::unique_ptr<DB>* db);
 
+  // Opens an existing database without changing a byte of it: no lock is
+  // taken, no file is written, unflushed log records are replayed into
+  // memory only. Writes and Flush() return NotSupported. Meant for tools
+  // that inspect a database; a writer changing it meanwhile may make reads
+  // fail.
+  static Status OpenForReadOnly(const Options& options,
+                                const std::string& path,
+                                std::unique_ptr<DB>* db);
+
   DB() = default;
   DB(const DB&) = delete;
   DB& operator=(const DB&) = delete;

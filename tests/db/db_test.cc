@@ -423,6 +423,44 @@ TEST_F(DBTest, CorruptSegmentIsReportedAndTheRestStillAnswers) {
   EXPECT_EQ("new", Get("c"));
 }
 
+TEST_F(DBTest, ReadOnlyOpenChangesNothing) {
+  Open();
+  Put("flushed", "1");
+  ASSERT_TRUE(db_->Flush().ok());
+  Put("in-log", "2");
+  db_.reset();
+  auto snapshot_files = [&] {
+    std::map<std::string, std::string> files;
+    std::vector<std::string> children;
+    EXPECT_TRUE(Env::Default()->GetChildren(dir_.path(), &children).ok());
+    for (const auto& c : children) {
+      EXPECT_TRUE(ReadFileToString(Env::Default(), dir_.File(c), &files[c]).ok());
+    }
+    return files;
+  };
+  const auto before = snapshot_files();
+
+  std::unique_ptr<DB> ro;
+  ASSERT_TRUE(DB::OpenForReadOnly(options_, dir_.path(), &ro).ok());
+  std::string v;
+  ASSERT_TRUE(ro->Get(ReadOptions(), "flushed", &v).ok());
+  EXPECT_EQ("1", v);
+  ASSERT_TRUE(ro->Get(ReadOptions(), "in-log", &v).ok());
+  EXPECT_EQ("2", v);
+  EXPECT_TRUE(ro->Put(WriteOptions(), "k", "v").IsNotSupported());
+  EXPECT_TRUE(ro->Flush().IsNotSupported());
+  ro.reset();
+  EXPECT_EQ(before, snapshot_files());
+
+  // A read-only open works beside the process that has it open for writing,
+  // and refuses a directory that holds no database.
+  Open();
+  ASSERT_TRUE(DB::OpenForReadOnly(options_, dir_.path(), &ro).ok());
+  ro.reset();
+  test::TempDir empty;
+  EXPECT_TRUE(DB::OpenForReadOnly(options_, empty.path(), &ro).IsInvalidArgument());
+}
+
 TEST_F(DBTest, DestroyDBRemovesEverything) {
   Open();
   Put("k", "v");

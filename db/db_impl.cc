@@ -905,6 +905,43 @@ DbStats DBImpl::GetStats() {
   return st;
 }
 
+std::vector<SegmentInfo> DBImpl::GetSegmentInfo() {
+  std::shared_ptr<const Version> v;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    v = versions_->current();
+  }
+  std::vector<SegmentInfo> result;
+  for (int level = 0; level < kNumLevels; level++) {
+    for (const auto& f : v->files(level)) {
+      SegmentInfo& i = result.emplace_back();
+      i.level = level;
+      i.file_number = f->number;
+      i.file_name = SegmentFileName(dbname_, f->number);
+      i.file_size = f->file_size;
+      i.num_entries = f->num_entries;
+      i.smallest_key = ExtractUserKey(f->smallest).ToString();
+      i.largest_key = ExtractUserKey(f->largest).ToString();
+      i.readable = f->reader != nullptr;
+      if (!i.readable) i.error = f->open_status.ToString();
+      if (f->reader != nullptr && f->reader->has_filter()) {
+        i.has_filter = true;
+        i.bits_per_key = f->reader->properties().bits_per_key;
+        i.filter_bytes = f->reader->filter_memory();
+        i.theoretical_fp_rate = f->reader->TheoreticalFpRate();
+      }
+      i.lookups = f->counters.lookups.load(std::memory_order_relaxed);
+      i.filter_negatives =
+          f->counters.filter_negatives.load(std::memory_order_relaxed);
+      i.filter_positives =
+          f->counters.filter_positives.load(std::memory_order_relaxed);
+      i.false_positives =
+          f->counters.false_positives.load(std::memory_order_relaxed);
+    }
+  }
+  return result;
+}
+
 bool DBImpl::GetProperty(const Slice& property, std::string* value) {
   value->clear();
   const std::string name = property.ToString();
@@ -946,27 +983,15 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
                   "negatives", "positives", "false_pos", "fp_meas",
                   "fp_theory");
     *value += line;
-    for (int level = 0; level < kNumLevels; level++) {
-      for (const auto& f : v->files(level)) {
-        const uint64_t negatives = f->counters.filter_negatives.load();
-        const uint64_t fps = f->counters.false_positives.load();
-        // A false positive is possible only for a key the segment lacks:
-        // those are the negatives and the false positives.
-        const uint64_t absent = negatives + fps;
-        const bool usable = f->reader != nullptr && f->reader->has_filter();
-        const double measured =
-            absent == 0 ? 0.0 : static_cast<double>(fps) / absent;
-        std::snprintf(
-            line, sizeof(line),
-            "L%-4d %08" PRIu64 " %10" PRIu64 " %12" PRIu64 " %6.1f %10" PRIu64
-            " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %9.5f %9.5f\n",
-            level, f->number, f->num_entries, f->file_size,
-            usable ? f->reader->properties().bits_per_key : 0.0,
-            f->counters.lookups.load(), negatives,
-            f->counters.filter_positives.load(), fps, measured,
-            usable ? f->reader->TheoreticalFpRate() : 1.0);
-        *value += line;
-      }
+    for (const SegmentInfo& i : GetSegmentInfo()) {
+      std::snprintf(
+          line, sizeof(line),
+          "L%-4d %08" PRIu64 " %10" PRIu64 " %12" PRIu64 " %6.1f %10" PRIu64
+          " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %9.5f %9.5f\n",
+          i.level, i.file_number, i.num_entries, i.file_size, i.bits_per_key,
+          i.lookups, i.filter_negatives, i.filter_positives,
+          i.false_positives, i.MeasuredFpRate(), i.theoretical_fp_rate);
+      *value += line;
     }
     return true;
   }

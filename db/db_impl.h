@@ -55,6 +55,7 @@ class DBImpl final : public DB {
   Status Flush() override;
   bool GetProperty(const Slice& property, std::string* value) override;
   DbStats GetStats() override;
+  std::vector<SegmentInfo> GetSegmentInfo() override;
 
  private:
   friend class DB;

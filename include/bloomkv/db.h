@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "bloomkv/iterator.h"
 #include "bloomkv/options.h"
@@ -94,6 +95,9 @@ class DB {
 
   // DB-wide counters since Open.
   virtual DbStats GetStats() = 0;
+
+  // Every live segment, level by level (level 0 newest first).
+  virtual std::vector<SegmentInfo> GetSegmentInfo() = 0;
 };
 
 // Deletes the database in `path`: its files and then the directory if empty.

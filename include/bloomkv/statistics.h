@@ -31,6 +31,34 @@ struct DbStats {
   std::string ToString() const;
 };
 
+// One live segment: its shape, its filter and the filter's record so far.
+struct SegmentInfo {
+  int level = 0;
+  uint64_t file_number = 0;
+  std::string file_name;       // path of the segment file
+  uint64_t file_size = 0;
+  uint64_t num_entries = 0;    // tombstones included
+  std::string smallest_key;    // user keys
+  std::string largest_key;
+  bool has_filter = false;     // a filter this DB's policy interprets
+  double bits_per_key = 0;
+  uint64_t filter_bytes = 0;   // held in memory
+  double theoretical_fp_rate = 1.0;
+  uint64_t lookups = 0;        // Gets whose key fell in the key range
+  uint64_t filter_negatives = 0;
+  uint64_t filter_positives = 0;
+  uint64_t false_positives = 0;
+  bool readable = true;        // false: opening the file failed
+  std::string error;           // why, when !readable
+
+  // Measured false-positive rate: false positives among lookups of keys
+  // the segment does not hold (0 when there were none).
+  double MeasuredFpRate() const {
+    const uint64_t absent = filter_negatives + false_positives;
+    return absent == 0 ? 0.0 : static_cast<double>(false_positives) / absent;
+  }
+};
+
 // What happened to one candidate segment during one Get.
 enum class SegmentOutcome {
   kSkippedByRange,       // key outside [smallest, largest]

@@ -282,6 +282,18 @@ TEST_F(DBTest, StatsAndProperties) {
   ASSERT_TRUE(db_->GetProperty("bloomkv.approximate-memory-usage", &text));
   EXPECT_GT(std::stoull(text), 0u);
   EXPECT_FALSE(db_->GetProperty("bloomkv.no-such-property", &text));
+  const std::vector<SegmentInfo> segs = db_->GetSegmentInfo();
+  ASSERT_EQ(1u, segs.size());
+  EXPECT_EQ(0, segs[0].level);
+  EXPECT_EQ(1u, segs[0].num_entries);
+  EXPECT_EQ("a", segs[0].smallest_key);
+  EXPECT_EQ("a", segs[0].largest_key);
+  EXPECT_TRUE(segs[0].has_filter);
+  EXPECT_DOUBLE_EQ(10.0, segs[0].bits_per_key);
+  EXPECT_GT(segs[0].filter_bytes, 0u);
+  EXPECT_EQ(1u, segs[0].lookups);  // "zz" is outside the range
+  EXPECT_EQ(1u, segs[0].filter_positives);
+  EXPECT_TRUE(segs[0].readable);
   EXPECT_FALSE(db_->GetProperty("bloomkv.num-files-at-level9", &text));
 }
 

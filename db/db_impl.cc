@@ -3,6 +3,7 @@
 #include "db/db_impl.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 
@@ -10,8 +11,8 @@
 #include "db/filename.h"
 #include "db/log_reader.h"
 #include "db/merging_iterator.h"
+#include "db/segment_output.h"
 #include "db/write_batch_internal.h"
-#include "table/segment_builder.h"
 #include "util/hash.h"
 
 namespace bloomkv {
@@ -32,24 +33,6 @@ struct DBImpl::SnapshotImpl final : public Snapshot {
   explicit SnapshotImpl(std::list<SequenceNumber>::iterator p) : pos(p) {}
   SequenceNumber sequence() const { return *pos; }
   std::list<SequenceNumber>::iterator pos;
-};
-
-// DB-wide counters. Each Get adds its totals once, at the end, so the hot
-// path touches these shared cache lines a handful of times per call.
-struct DBImpl::Counters {
-  std::atomic<uint64_t> gets{0};
-  std::atomic<uint64_t> memtable_hits{0};
-  std::atomic<uint64_t> segments_consulted{0};
-  std::atomic<uint64_t> skipped_by_range{0};
-  std::atomic<uint64_t> filter_negatives{0};
-  std::atomic<uint64_t> filter_positives{0};
-  std::atomic<uint64_t> filter_false_positives{0};
-  std::atomic<uint64_t> data_blocks_read{0};
-  std::atomic<uint64_t> bytes_read{0};
-  std::atomic<uint64_t> block_cache_hits{0};
-  std::atomic<uint64_t> block_cache_misses{0};
-  std::atomic<uint64_t> flushes{0};
-  std::atomic<uint64_t> bytes_flushed{0};
 };
 
 namespace {
@@ -106,6 +89,28 @@ Status ValidateOptions(const Options& o) {
       o.compression != CompressionType::kLZ4) {
     return Status::InvalidArgument("unknown compression type");
   }
+  if (o.level0_compaction_trigger < 1 ||
+      o.level0_slowdown_writes_trigger < o.level0_compaction_trigger ||
+      o.level0_stop_writes_trigger < o.level0_slowdown_writes_trigger ||
+      o.level0_stop_writes_trigger > 1000) {
+    return Status::InvalidArgument(
+        "level-0 triggers must satisfy 1 <= compaction <= slowdown <= stop "
+        "<= 1000");
+  }
+  if (o.max_bytes_for_level_base < (64 << 10) ||
+      o.max_bytes_for_level_base > (uint64_t{1} << 40)) {
+    return Status::InvalidArgument(
+        "max_bytes_for_level_base must be in [64 KiB, 1 TiB]");
+  }
+  if (o.max_bytes_for_level_multiplier < 2 ||
+      o.max_bytes_for_level_multiplier > 100) {
+    return Status::InvalidArgument(
+        "max_bytes_for_level_multiplier must be in [2, 100]");
+  }
+  if (o.target_file_size < (16 << 10) ||
+      o.target_file_size > (uint64_t{4} << 30)) {
+    return Status::InvalidArgument("target_file_size must be in [16 KiB, 4 GiB]");
+  }
   return Status::OK();
 }
 
@@ -132,6 +137,7 @@ DBImpl::~DBImpl() {
   {
     std::lock_guard<std::mutex> guard(mu_);
     shutting_down_ = true;
+    shutting_down_flag_ = true;
   }
   bg_work_cv_.notify_all();
   if (bg_thread_.joinable()) bg_thread_.join();
@@ -365,51 +371,30 @@ Status DBImpl::WriteLevel0Segment(MemTable* mem, uint64_t number,
                                   std::shared_ptr<FileMetaData>* meta) {
   meta->reset();
   if (mem->Empty()) return Status::OK();
-  const std::string fname = SegmentFileName(dbname_, number);
-  std::unique_ptr<WritableFile> file;
-  Status s = env_->NewWritableFile(fname, &file);
-  if (!s.ok()) return s;
-
-  SegmentBuilderOptions bo;
-  bo.block_size = options_.block_size;
-  bo.compression = options_.compression;
-  bo.filter_policy = options_.filter_policy;
-  SegmentBuilder builder(bo, file.get());
+  SegmentOutput out(options_, dbname_, number);
+  Status s = out.Open();
   std::unique_ptr<Iterator> it(mem->NewIterator());
   for (it->SeekToFirst(); s.ok() && it->Valid(); it->Next()) {
-    s = builder.Add(it->key(), it->value());
+    s = out.Add(it->key(), it->value());
   }
   if (s.ok()) s = it->status();
-  if (s.ok()) {
-    s = builder.Finish();
-  } else {
-    builder.Abandon();
-  }
+  std::shared_ptr<FileMetaData> f;
+  if (s.ok()) s = out.Finish(&f);
   // The segment and its directory entry are durable before any manifest
   // record names it.
-  if (s.ok()) s = file->Sync();
-  Status close = file->Close();
-  if (s.ok()) s = close;
   if (s.ok()) s = env_->SyncDir(dbname_);
-
   if (s.ok()) {
-    auto f = std::make_shared<FileMetaData>();
-    f->number = number;
-    f->file_size = builder.FileSize();
-    f->num_entries = builder.NumEntries();
-    f->smallest = builder.properties().smallest_key;
-    f->largest = builder.properties().largest_key;
     OpenSegment(f.get());
     s = f->open_status;
-    if (s.ok()) {
-      counters_->flushes.fetch_add(1, std::memory_order_relaxed);
-      counters_->bytes_flushed.fetch_add(f->file_size,
-                                         std::memory_order_relaxed);
-      *meta = std::move(f);
-    }
   }
-  if (!s.ok()) env_->RemoveFile(fname).PermitUncheckedError();
-  return s;
+  if (!s.ok()) {
+    out.Abandon();
+    return s;
+  }
+  counters_->flushes.fetch_add(1, std::memory_order_relaxed);
+  counters_->bytes_flushed.fetch_add(f->file_size, std::memory_order_relaxed);
+  *meta = std::move(f);
+  return Status::OK();
 }
 
 Status DBImpl::NewLogFile() {
@@ -533,6 +518,9 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
     WriteBatch* group = BuildBatchGroup(&last_writer);
     SequenceNumber last_sequence = versions_->last_sequence();
     WriteBatchInternal::SetSequence(group, last_sequence + 1);
+    counters_->user_bytes_written.fetch_add(
+        WriteBatchInternal::ByteSize(group) - kWriteBatchHeaderSize,
+        std::memory_order_relaxed);
     last_sequence += WriteBatchInternal::Count(group);
     // Only the front writer gets here, so the log and the memtable have a
     // single writer while mu_ is released; readers go on meanwhile.
@@ -594,21 +582,41 @@ WriteBatch* DBImpl::BuildBatchGroup(Writer** last_writer) {
 
 Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>* lock,
                                 bool force) {
+  bool allow_delay = !force;
   while (true) {
     if (!bg_error_.ok()) return bg_error_;
+    const int level0 = versions_->current()->NumFiles(0);
+    if (allow_delay && level0 >= options_.level0_slowdown_writes_trigger) {
+      // Level 0 is piling up: give each write a 1 ms handicap so that
+      // compaction keeps up, rather than stopping writes outright later.
+      // One delay per write at most.
+      lock->unlock();
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      counters_->stall_micros.fetch_add(1000, std::memory_order_relaxed);
+      allow_delay = false;
+      lock->lock();
+      continue;
+    }
     if (!force &&
         mem_->ApproximateMemoryUsage() <= options_.write_buffer_size) {
       return Status::OK();
     }
     if (force && mem_->Empty()) return Status::OK();
-    if (imm_ != nullptr) {
-      // The previous memtable is still being flushed: wait for it.
+    if (imm_ != nullptr ||
+        level0 >= options_.level0_stop_writes_trigger) {
+      // The previous memtable is still being flushed, or level 0 is full:
+      // wait for the background thread.
+      const uint64_t start = env_->NowMicros();
+      bg_work_cv_.notify_one();
       bg_done_cv_.wait(*lock);
+      counters_->stall_micros.fetch_add(env_->NowMicros() - start,
+                                        std::memory_order_relaxed);
       continue;
     }
     Status s = NewLogFile();
     if (!s.ok()) return s;
     imm_ = std::move(mem_);
+    has_imm_ = true;
     mem_ = NewMemTable();
     force = false;
     bg_work_cv_.notify_one();
@@ -626,15 +634,30 @@ Status DBImpl::Flush() {
 // ---------------------------------------------------------------------------
 // Background work
 
+bool DBImpl::HasBackgroundWork() const {
+  if (!bg_error_.ok()) return false;
+  if (imm_ != nullptr) return true;
+  if (manual_compaction_ != nullptr && !manual_compaction_->done) return true;
+  const Version& v = *versions_->current();
+  for (int level = 0; level < kNumLevels - 1; level++) {
+    if (LevelScore(options_, v, level) >= 1.0) return true;
+  }
+  return false;
+}
+
 void DBImpl::BackgroundThread() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    bg_work_cv_.wait(lock, [this] {
-      return shutting_down_ || (imm_ != nullptr && bg_error_.ok());
-    });
+    bg_work_cv_.wait(lock,
+                     [this] { return shutting_down_ || HasBackgroundWork(); });
     if (shutting_down_) break;
-    Status s = FlushImmutable(&lock);
-    if (!s.ok() && bg_error_.ok()) bg_error_ = s;
+    Status s;
+    if (imm_ != nullptr) {
+      s = FlushImmutable(&lock);
+      if (!s.ok() && bg_error_.ok()) bg_error_ = s;
+    } else {
+      BackgroundCompaction(&lock);
+    }
     bg_done_cv_.notify_all();
   }
   bg_done_cv_.notify_all();
@@ -658,6 +681,7 @@ Status DBImpl::FlushImmutable(std::unique_lock<std::mutex>* lock) {
   pending_outputs_.erase(number);
   if (s.ok()) {
     imm_.reset();
+    has_imm_ = false;
     DeleteObsoleteFiles();
   }
   return s;
@@ -902,6 +926,13 @@ DbStats DBImpl::GetStats() {
   st.block_cache_misses = c.block_cache_misses.load();
   st.flushes = c.flushes.load();
   st.bytes_flushed = c.bytes_flushed.load();
+  st.user_bytes_written = c.user_bytes_written.load();
+  st.compactions = c.compactions.load();
+  st.trivial_moves = c.trivial_moves.load();
+  st.compaction_bytes_read = c.compaction_bytes_read.load();
+  st.compaction_bytes_written = c.compaction_bytes_written.load();
+  st.compaction_filter_drops = c.compaction_filter_drops.load();
+  st.stall_micros = c.stall_micros.load();
   return st;
 }
 
@@ -962,6 +993,10 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     const std::string n = name.substr(kFilesAtLevel.size());
     if (n.size() != 1 || n[0] < '0' || n[0] >= '0' + kNumLevels) return false;
     *value = std::to_string(v->NumFiles(n[0] - '0'));
+    return true;
+  }
+  if (name == "bloomkv.levels") {
+    *value = LevelsTable();
     return true;
   }
   if (name == "bloomkv.approximate-memory-usage") {

@@ -30,6 +30,7 @@
 #include "bloomkv/db.h"
 #include "bloomkv/env.h"
 #include "bloomkv/write_batch.h"
+#include "db/compaction.h"
 #include "db/log_writer.h"
 #include "db/memtable.h"
 #include "db/version_set.h"
@@ -56,12 +57,36 @@ class DBImpl final : public DB {
   bool GetProperty(const Slice& property, std::string* value) override;
   DbStats GetStats() override;
   std::vector<SegmentInfo> GetSegmentInfo() override;
+  Status CompactRange(const Slice* begin, const Slice* end) override;
 
  private:
   friend class DB;
   struct Writer;
   struct SnapshotImpl;
-  struct Counters;
+  // DB-wide counters. Each Get adds its totals once, at the end, so the hot
+  // path touches these shared cache lines a handful of times per call.
+  struct Counters {
+    std::atomic<uint64_t> gets{0};
+    std::atomic<uint64_t> memtable_hits{0};
+    std::atomic<uint64_t> segments_consulted{0};
+    std::atomic<uint64_t> skipped_by_range{0};
+    std::atomic<uint64_t> filter_negatives{0};
+    std::atomic<uint64_t> filter_positives{0};
+    std::atomic<uint64_t> filter_false_positives{0};
+    std::atomic<uint64_t> data_blocks_read{0};
+    std::atomic<uint64_t> bytes_read{0};
+    std::atomic<uint64_t> block_cache_hits{0};
+    std::atomic<uint64_t> block_cache_misses{0};
+    std::atomic<uint64_t> flushes{0};
+    std::atomic<uint64_t> bytes_flushed{0};
+    std::atomic<uint64_t> user_bytes_written{0};
+    std::atomic<uint64_t> compactions{0};
+    std::atomic<uint64_t> trivial_moves{0};
+    std::atomic<uint64_t> compaction_bytes_read{0};
+    std::atomic<uint64_t> compaction_bytes_written{0};
+    std::atomic<uint64_t> compaction_filter_drops{0};
+    std::atomic<uint64_t> stall_micros{0};
+  };
 
   // Opens or creates the database; called once by DB::Open.
   Status Open();
@@ -84,8 +109,24 @@ class DBImpl final : public DB {
   WriteBatch* BuildBatchGroup(Writer** last_writer);
   Status NewLogFile();
   void BackgroundThread();
+  // True when the background thread has something to do.
+  bool HasBackgroundWork() const;
   Status FlushImmutable(std::unique_lock<std::mutex>* lock);
   void DeleteObsoleteFiles();
+
+  // Compaction (db_impl_compaction.cc). REQUIRES: lock holds mu_.
+  Status RunCompaction(Compaction* c, std::unique_lock<std::mutex>* lock);
+  Status MergeCompactionInputs(Compaction* c,
+                               std::unique_lock<std::mutex>* lock,
+                               VersionEdit* edit);
+  // Runs the pending manual compaction, or the most urgent automatic one.
+  void BackgroundCompaction(std::unique_lock<std::mutex>* lock);
+  Status RunManualCompaction(int level, const Slice* begin, const Slice* end,
+                             bool in_place);
+  // Flushes the immutable memtable if there is one (between compaction
+  // outputs, so a long compaction does not hold up writers).
+  Status FlushImmutableIfAny(std::unique_lock<std::mutex>* lock);
+  std::string LevelsTable();
 
   // Looks in the segments of version v; see Get.
   Status GetFromSegments(const ReadOptions& options, const Version& v,
@@ -119,6 +160,19 @@ class DBImpl final : public DB {
   std::list<SequenceNumber> snapshots_; // GUARDED_BY(mu_); oldest first
   std::set<uint64_t> pending_outputs_;  // GUARDED_BY(mu_)
   std::unique_ptr<VersionSet> versions_;
+
+  struct ManualCompaction {
+    int level = 0;
+    const Slice* begin = nullptr;
+    const Slice* end = nullptr;
+    bool in_place = false;
+    bool done = false;
+    Status status;
+  };
+  ManualCompaction* manual_compaction_ = nullptr;  // GUARDED_BY(mu_)
+  std::string compact_pointers_[kNumLevels];       // GUARDED_BY(mu_)
+  std::atomic<bool> has_imm_{false};    // imm_ != nullptr, read lock-free
+  std::atomic<bool> shutting_down_flag_{false};  // shutting_down_, lock-free
 };
 
 }  // namespace bloomkv

@@ -26,6 +26,16 @@ std::string DbStats::ToString() const {
   add("block_cache_misses", block_cache_misses);
   add("flushes", flushes);
   add("bytes_flushed", bytes_flushed);
+  add("user_bytes_written", user_bytes_written);
+  add("compactions", compactions);
+  add("trivial_moves", trivial_moves);
+  add("compaction_bytes_read", compaction_bytes_read);
+  add("compaction_bytes_written", compaction_bytes_written);
+  add("compaction_filter_drops", compaction_filter_drops);
+  add("stall_micros", stall_micros);
+  std::snprintf(buf, sizeof(buf), "write_amplification: %.2f\n",
+                WriteAmplification());
+  r += buf;
   return r;
 }
 

@@ -83,11 +83,21 @@ class DB {
   // Writes the memtable to a new segment and waits until it is durable.
   virtual Status Flush() = 0;
 
+  // Compacts every segment holding keys in the user-key range
+  // [*begin, *end] down to the deepest level that holds data, dropping
+  // overwritten values, tombstones and (with a compaction filter) filtered
+  // entries, and rebuilding each output's filter for exactly the keys it
+  // keeps. nullptr means unbounded: CompactRange(nullptr, nullptr) compacts
+  // the whole database. Flushes the memtable first.
+  virtual Status CompactRange(const Slice* begin, const Slice* end) = 0;
+
   // Properties, as text:
   //   "bloomkv.stats"     DB-wide read and filter counters (see DbStats)
   //   "bloomkv.segments"  one line per segment: level, number, entries,
   //                       size, filter bits per key, filter outcomes,
   //                       measured and theoretical false-positive rates
+  //   "bloomkv.levels"    one line per level: segments, bytes, target
+  //                       size, compaction score
   //   "bloomkv.num-files-at-level<N>"
   //   "bloomkv.approximate-memory-usage"
   // False if the property is unknown.

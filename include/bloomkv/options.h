@@ -14,6 +14,7 @@
 
 namespace bloomkv {
 
+class CompactionFilter;
 class Env;
 class Snapshot;
 struct GetTrace;
@@ -62,6 +63,41 @@ struct Options {
 
   // File-system interface for all IO. Default: Env::Default().
   Env* env = nullptr;
+
+  // ---- Leveled compaction ------------------------------------------------
+  // Level 0 holds flushed memtables, which may overlap; levels 1..6 hold
+  // non-overlapping segments, each level `max_bytes_for_level_multiplier`
+  // times larger than the one above it.
+
+  // Compact level 0 into level 1 once it has this many segments.
+  // Default: 4. Range: [1, 1000].
+  int level0_compaction_trigger = 4;
+
+  // Delay each write by 1 ms while level 0 has this many segments, so that
+  // compaction catches up instead of reads slowing down without bound.
+  // Default: 8. Range: [level0_compaction_trigger, 1000].
+  int level0_slowdown_writes_trigger = 8;
+
+  // Stop writes until compaction has brought level 0 below this many
+  // segments. Default: 12. Range: [level0_slowdown_writes_trigger, 1000].
+  int level0_stop_writes_trigger = 12;
+
+  // Target size of level 1; a level above its target is compacted into the
+  // next. Default: 256 MiB. Range: [64 KiB, 1 TiB].
+  uint64_t max_bytes_for_level_base = uint64_t{256} << 20;
+
+  // Each level's target is this many times the previous one's.
+  // Default: 10. Range: [2, 100].
+  int max_bytes_for_level_multiplier = 10;
+
+  // Compaction cuts its output into segments of about this size (never in
+  // the middle of one key's versions). Default: 64 MiB. Range:
+  // [16 KiB, 4 GiB].
+  uint64_t target_file_size = uint64_t{64} << 20;
+
+  // Drops entries while they are compacted (e.g. expired ones); see
+  // compaction_filter.h. Default: nullptr (keep everything).
+  std::shared_ptr<const CompactionFilter> compaction_filter;
 };
 
 struct ReadOptions {

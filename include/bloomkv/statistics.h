@@ -26,6 +26,22 @@ struct DbStats {
   uint64_t block_cache_misses = 0;
   uint64_t flushes = 0;              // memtables written to segments
   uint64_t bytes_flushed = 0;
+  uint64_t user_bytes_written = 0;   // write batches (keys, values, tags)
+  uint64_t compactions = 0;          // merges run (trivial moves excluded)
+  uint64_t trivial_moves = 0;        // segments moved down unchanged
+  uint64_t compaction_bytes_read = 0;
+  uint64_t compaction_bytes_written = 0;
+  uint64_t compaction_filter_drops = 0;  // entries a CompactionFilter removed
+  uint64_t stall_micros = 0;         // writers delayed or stopped
+
+  // Bytes written to segments (flushes and compactions) per byte the
+  // application wrote; the WAL adds one more.
+  double WriteAmplification() const {
+    return user_bytes_written == 0
+               ? 0.0
+               : static_cast<double>(bytes_flushed + compaction_bytes_written) /
+                     static_cast<double>(user_bytes_written);
+  }
 
   // "name: value" lines, as GetProperty("bloomkv.stats") returns.
   std::string ToString() const;

@@ -35,6 +35,7 @@ class FilterTest : public testing::Test {
     options_.filter_policy = std::move(policy);
     options_.block_cache_capacity = 0;  // every positive is a file read
     options_.env = &env_;
+    test::KeepEverythingInLevelZero(&options_);
     ASSERT_TRUE(DB::Open(options_, dir_.path(), &db_).ok());
     Random rnd(301);
     for (int s = 0; s < kSegments; s++) {

@@ -69,14 +69,19 @@ class ModelTest : public testing::Test {
   }
 };
 
-TEST_F(ModelTest, RandomOperationsMatchAStdMap) {
+// Runs the model test with flushes only (level 0 grows) and with tiny
+// everything, so that flushes and compactions interleave with every kind of
+// operation.
+class ModelTestP : public ModelTest,
+                   public testing::WithParamInterface<bool> {};
+
+TEST_P(ModelTestP, RandomOperationsMatchAStdMap) {
+  const bool compaction = GetParam();
   for (uint64_t seed : test::TestSeeds()) {
     SCOPED_TRACE("seed=" + std::to_string(seed));
     test::TempDir dir;
-    Options options;
-    options.create_if_missing = true;
-    options.write_buffer_size = 64 << 10;  // frequent background flushes
-    options.block_size = 1024;
+    Options options = test::TinyCompactionOptions();
+    if (!compaction) test::KeepEverythingInLevelZero(&options);
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
     Random rnd(seed);
@@ -149,6 +154,10 @@ TEST_F(ModelTest, RandomOperationsMatchAStdMap) {
         }
       } else if (op < 95) {
         ASSERT_TRUE(db->Flush().ok());
+      } else if (op < 96) {
+        if (compaction) {
+          ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+        }
       } else if (op < 97) {
         for (auto& s : snaps) db->ReleaseSnapshot(s.snapshot);
         snaps.clear();
@@ -159,8 +168,13 @@ TEST_F(ModelTest, RandomOperationsMatchAStdMap) {
     }
     CheckIterator(db.get(), model, nullptr, &rnd);
     for (auto& s : snaps) db->ReleaseSnapshot(s.snapshot);
+    int deeper = 0;
+    for (const auto& info : db->GetSegmentInfo()) deeper += info.level > 0;
+    EXPECT_EQ(compaction, deeper > 0);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(FlushOnlyAndCompaction, ModelTestP, testing::Bool());
 
 }  // namespace
 }  // namespace bloomkv

@@ -209,6 +209,7 @@ TEST_F(DBTest, SnapshotsSeeTheirPointInTime) {
 }
 
 TEST_F(DBTest, ManyLevelZeroSegmentsStillAnswerCorrectly) {
+  test::KeepEverythingInLevelZero(&options_);
   Open();
   for (int i = 0; i < 120; i++) {
     Put("key" + std::to_string(i), "v" + std::to_string(i));

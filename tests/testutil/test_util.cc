@@ -115,4 +115,23 @@ std::string CompressibleString(Random* rnd, double compressed_fraction,
   return s;
 }
 
+Options TinyCompactionOptions() {
+  Options o;
+  o.create_if_missing = true;
+  o.write_buffer_size = 64 << 10;
+  o.block_size = 1024;
+  o.target_file_size = 16 << 10;
+  o.max_bytes_for_level_base = 64 << 10;
+  o.level0_compaction_trigger = 2;
+  o.level0_slowdown_writes_trigger = 4;
+  o.level0_stop_writes_trigger = 8;
+  return o;
+}
+
+void KeepEverythingInLevelZero(Options* options) {
+  options->level0_compaction_trigger = 1000;
+  options->level0_slowdown_writes_trigger = 1000;
+  options->level0_stop_writes_trigger = 1000;
+}
+
 }  // namespace bloomkv::test

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "bloomkv/options.h"
 #include "util/random.h"
 
 namespace bloomkv::test {
@@ -57,6 +58,16 @@ std::string RandomBytes(Random* rnd, size_t len);
 // prefix repeated. REQUIRES: 0 < compressed_fraction <= 1.
 std::string CompressibleString(Random* rnd, double compressed_fraction,
                                size_t len);
+
+// Database options with everything small (64 KiB memtables, 16 KiB
+// segments, 1 KiB blocks, a 64 KiB level 1, compaction at two level-0
+// segments), so that flushes and compactions interleave constantly with
+// the operations of a test.
+Options TinyCompactionOptions();
+
+// Raises the level-0 triggers to their maximum, so that level 0 simply
+// accumulates segments: for tests of the read path across many of them.
+void KeepEverythingInLevelZero(Options* options);
 
 }  // namespace bloomkv::test
 

@@ -1,0 +1,178 @@
+// Compaction picking; see compaction.h.
+#include "db/compaction.h"
+
+#include <algorithm>
+
+namespace bloomkv {
+namespace {
+
+Slice UserSmallest(const FileMetaData& f) { return ExtractUserKey(f.smallest); }
+Slice UserLargest(const FileMetaData& f) { return ExtractUserKey(f.largest); }
+
+bool Overlaps(const FileMetaData& f, const Slice* begin, const Slice* end) {
+  if (begin != nullptr && UserLargest(f).compare(*begin) < 0) return false;
+  if (end != nullptr && UserSmallest(f).compare(*end) > 0) return false;
+  return true;
+}
+
+// Adds the files of `level` overlapping [begin, end] to *out.
+void AddOverlapping(const Version& v, int level, const Slice& begin,
+                    const Slice& end, Version::FileList* out) {
+  for (const auto& f : v.files(level)) {
+    if (Overlaps(*f, &begin, &end)) out->push_back(f);
+  }
+}
+
+// The user-key range of a set of files. REQUIRES: !files.empty()
+void Range(const Version::FileList& files, std::string* smallest,
+           std::string* largest) {
+  *smallest = UserSmallest(*files[0]).ToString();
+  *largest = UserLargest(*files[0]).ToString();
+  for (const auto& f : files) {
+    if (UserSmallest(*f).compare(*smallest) < 0) {
+      *smallest = UserSmallest(*f).ToString();
+    }
+    if (UserLargest(*f).compare(*largest) > 0) {
+      *largest = UserLargest(*f).ToString();
+    }
+  }
+}
+
+// Level 0 files overlap one another: once one is chosen, every file whose
+// range touches the growing range must come too, or an older version could
+// end up below a newer one.
+void ExpandLevel0(const Version& v, Version::FileList* inputs) {
+  std::string smallest, largest;
+  bool grew = true;
+  while (grew) {
+    grew = false;
+    Range(*inputs, &smallest, &largest);
+    const Slice b(smallest), e(largest);
+    for (const auto& f : v.files(0)) {
+      if (std::find(inputs->begin(), inputs->end(), f) == inputs->end() &&
+          Overlaps(*f, &b, &e)) {
+        inputs->push_back(f);
+        grew = true;
+      }
+    }
+  }
+}
+
+std::unique_ptr<Compaction> Finish(std::unique_ptr<Compaction> c) {
+  const Version& v = c->version();
+  if (c->level() == 0) ExpandLevel0(v, c->mutable_inputs(0));
+  if (c->output_level() == c->level()) return c;  // in place
+  std::string smallest, largest;
+  Range(c->inputs(0), &smallest, &largest);
+  AddOverlapping(v, c->output_level(), smallest, largest,
+                 c->mutable_inputs(1));
+  return c;
+}
+
+}  // namespace
+
+uint64_t MaxBytesForLevel(const Options& options, int level) {
+  uint64_t result = options.max_bytes_for_level_base;
+  for (int l = 1; l < level; l++) {
+    result *= static_cast<uint64_t>(options.max_bytes_for_level_multiplier);
+  }
+  return result;
+}
+
+double LevelScore(const Options& options, const Version& v, int level) {
+  if (level == 0) {
+    return static_cast<double>(v.NumFiles(0)) /
+           options.level0_compaction_trigger;
+  }
+  return static_cast<double>(v.LevelBytes(level)) /
+         static_cast<double>(MaxBytesForLevel(options, level));
+}
+
+Compaction::Compaction(std::shared_ptr<const Version> version, int level,
+                       int output_level)
+    : version_(std::move(version)),
+      level_(level),
+      output_level_(output_level) {}
+
+uint64_t Compaction::InputBytes() const {
+  uint64_t total = 0;
+  for (const auto& list : inputs_) {
+    for (const auto& f : list) total += f->file_size;
+  }
+  return total;
+}
+
+bool Compaction::IsTrivialMove() const {
+  return level_ > 0 && output_level_ == level_ + 1 &&
+         inputs_[0].size() == 1 && inputs_[1].empty();
+}
+
+bool Compaction::IsBaseLevelForKey(const Slice& user_key) {
+  for (int level = output_level() + 1; level < kNumLevels; level++) {
+    const auto& files = version_->files(level);
+    while (level_ptrs_[level] < files.size()) {
+      const FileMetaData& f = *files[level_ptrs_[level]];
+      if (user_key.compare(UserLargest(f)) <= 0) {
+        if (user_key.compare(UserSmallest(f)) >= 0) return false;
+        break;
+      }
+      level_ptrs_[level]++;  // keys only grow: this file is behind us
+    }
+  }
+  return true;
+}
+
+void Compaction::AddInputDeletions(VersionEdit* edit) const {
+  for (const auto& f : inputs_[0]) edit->RemoveFile(level_, f->number);
+  for (const auto& f : inputs_[1]) edit->RemoveFile(output_level_, f->number);
+}
+
+std::unique_ptr<Compaction> PickCompaction(
+    const Options& options, std::shared_ptr<const Version> version,
+    std::string compact_pointers[kNumLevels]) {
+  int best_level = -1;
+  double best_score = 1.0;
+  // The last level has nowhere to go.
+  for (int level = 0; level < kNumLevels - 1; level++) {
+    const double score = LevelScore(options, *version, level);
+    if (score >= best_score) {
+      best_score = score;
+      best_level = level;
+    }
+  }
+  if (best_level < 0) return nullptr;
+  const int level = best_level;
+  auto c = std::make_unique<Compaction>(version, level, level + 1);
+  const auto& files = version->files(level);
+  if (level == 0) {
+    // The oldest level-0 segment first; ExpandLevel0 adds what overlaps.
+    c->mutable_inputs(0)->push_back(files.back());
+  } else {
+    // Rotate through the level: the first segment after the last one done.
+    std::shared_ptr<FileMetaData> pick = files.front();
+    for (const auto& f : files) {
+      if (compact_pointers[level].empty() ||
+          UserLargest(*f).compare(compact_pointers[level]) > 0) {
+        pick = f;
+        break;
+      }
+    }
+    c->mutable_inputs(0)->push_back(pick);
+    compact_pointers[level] = UserLargest(*pick).ToString();
+  }
+  return Finish(std::move(c));
+}
+
+std::unique_ptr<Compaction> CompactionForRange(
+    std::shared_ptr<const Version> version, int level, const Slice* begin,
+    const Slice* end, bool in_place) {
+  auto c = std::make_unique<Compaction>(version, level,
+                                        in_place ? level : level + 1);
+  for (const auto& f : version->files(level)) {
+    if (Overlaps(*f, begin, end)) c->mutable_inputs(0)->push_back(f);
+  }
+  if (c->inputs(0).empty()) return nullptr;
+  return Finish(std::move(c));
+}
+
+}  // namespace bloomkv

@@ -1,0 +1,83 @@
+// Compaction: which segments to merge next, and the facts a compaction
+// needs about the levels below its output.
+//
+// A compaction merges segments from `level` with the overlapping segments of
+// `level + 1` and writes the result to `level + 1` — or, to drop what the
+// bottom level still holds (tombstones, filtered entries), rewrites segments
+// of one level in place. Level 0 segments may
+// overlap each other, so a level-0 compaction takes all of them. Deeper
+// levels never share a user key between two segments (outputs are cut only
+// between user keys), so overlap is decided by user-key ranges alone.
+// Thread-safety: a Compaction is used by one thread; the Version it pins is
+// immutable.
+#ifndef BLOOMKV_DB_COMPACTION_H_
+#define BLOOMKV_DB_COMPACTION_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bloomkv/options.h"
+#include "db/version_set.h"
+
+namespace bloomkv {
+
+// Target size of a level (level >= 1).
+uint64_t MaxBytesForLevel(const Options& options, int level);
+
+// How urgently a level needs compaction: >= 1 means it should be compacted.
+double LevelScore(const Options& options, const Version& v, int level);
+
+class Compaction {
+ public:
+  // REQUIRES: output_level is level or level + 1, and below kNumLevels.
+  Compaction(std::shared_ptr<const Version> version, int level,
+             int output_level);
+
+  int level() const { return level_; }
+  int output_level() const { return output_level_; }
+  const Version& version() const { return *version_; }
+  // which 0: inputs from level(); which 1: from output_level().
+  const Version::FileList& inputs(int which) const { return inputs_[which]; }
+  Version::FileList* mutable_inputs(int which) { return &inputs_[which]; }
+  uint64_t InputBytes() const;
+
+  // One input segment and nothing to merge it with: move it down a level
+  // without rewriting it.
+  bool IsTrivialMove() const;
+
+  // True if no level deeper than output_level() can hold user_key, so a
+  // tombstone for it (or a filtered-out value) may vanish entirely.
+  // REQUIRES: successive calls pass non-decreasing user keys.
+  bool IsBaseLevelForKey(const Slice& user_key);
+
+  // Records the removal of every input in *edit.
+  void AddInputDeletions(VersionEdit* edit) const;
+
+ private:
+  const std::shared_ptr<const Version> version_;
+  const int level_;
+  const int output_level_;
+  Version::FileList inputs_[2];
+  size_t level_ptrs_[kNumLevels] = {};  // for IsBaseLevelForKey
+};
+
+// Picks the most urgent compaction, or nullptr if no level needs one.
+// compact_pointers[level] is the largest key of the last segment compacted
+// at that level, so that successive compactions rotate through the level;
+// it is updated.
+std::unique_ptr<Compaction> PickCompaction(
+    const Options& options, std::shared_ptr<const Version> version,
+    std::string compact_pointers[kNumLevels]);
+
+// A compaction of every segment at `level` overlapping the user-key range
+// [begin, end] (nullptr: unbounded) into the next level — or, with
+// in_place, into the same level — or nullptr if there is none.
+std::unique_ptr<Compaction> CompactionForRange(
+    std::shared_ptr<const Version> version, int level, const Slice* begin,
+    const Slice* end, bool in_place);
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_DB_COMPACTION_H_

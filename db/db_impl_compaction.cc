@@ -1,0 +1,305 @@
+// DBImpl, part two: leveled compaction and CompactRange.
+//
+// Compactions run on the background thread with mu_ released while they
+// read and write segments; readers keep using the versions they pinned. The
+// result is published by one manifest edit (inputs removed, outputs added),
+// written after every output is synced and its directory entry too, so a
+// crash at any point reopens at either the old or the new state. Inputs are
+// deleted only once no version references them.
+#include <cinttypes>
+#include <cstdio>
+
+#include "bloomkv/compaction_filter.h"
+#include "db/db_impl.h"
+#include "db/filename.h"
+#include "db/merging_iterator.h"
+#include "db/segment_output.h"
+
+namespace bloomkv {
+
+CompactionFilter::~CompactionFilter() = default;
+
+Status DBImpl::FlushImmutableIfAny(std::unique_lock<std::mutex>* lock) {
+  Status s;
+  if (imm_ != nullptr) {
+    s = FlushImmutable(lock);
+    if (!s.ok() && bg_error_.ok()) bg_error_ = s;
+    bg_done_cv_.notify_all();
+  }
+  return s;
+}
+
+void DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
+  ManualCompaction* manual = manual_compaction_;
+  if (manual != nullptr && !manual->done) {
+    auto c = CompactionForRange(versions_->current(), manual->level,
+                                manual->begin, manual->end, manual->in_place);
+    // A manual compaction always rewrites, even a lone segment: that is
+    // what drops its tombstones and filtered entries.
+    if (c != nullptr) manual->status = RunCompaction(c.get(), lock);
+    manual->done = true;
+    return;
+  }
+  auto c = PickCompaction(options_, versions_->current(), compact_pointers_);
+  if (c == nullptr) return;
+  Status s;
+  if (c->IsTrivialMove()) {
+    VersionEdit edit;
+    const auto& f = c->inputs(0)[0];
+    edit.RemoveFile(c->level(), f->number);
+    edit.AddFile(c->output_level(), f);
+    s = versions_->LogAndApply(&edit, lock);
+    if (s.ok()) counters_->trivial_moves.fetch_add(1);
+  } else {
+    s = RunCompaction(c.get(), lock);
+  }
+  if (!s.ok() && !shutting_down_ && bg_error_.ok()) bg_error_ = s;
+}
+
+Status DBImpl::RunCompaction(Compaction* c,
+                             std::unique_lock<std::mutex>* lock) {
+  VersionEdit edit;
+  Status s = MergeCompactionInputs(c, lock, &edit);
+  if (s.ok()) {
+    c->AddInputDeletions(&edit);
+    s = versions_->LogAndApply(&edit, lock);
+  }
+  for (const auto& [level, f] : edit.new_files()) {
+    pending_outputs_.erase(f->number);
+  }
+  if (s.ok()) {
+    counters_->compactions.fetch_add(1, std::memory_order_relaxed);
+    counters_->compaction_bytes_read.fetch_add(c->InputBytes(),
+                                               std::memory_order_relaxed);
+  }
+  DeleteObsoleteFiles();
+  return s;
+}
+
+// The merge itself. REQUIRES: *lock holds mu_ on entry and on return; it is
+// released while segments are read and written.
+Status DBImpl::MergeCompactionInputs(Compaction* c,
+                                     std::unique_lock<std::mutex>* lock,
+                                     VersionEdit* edit) {
+  // Entries no snapshot can tell apart from their successors may go.
+  const SequenceNumber smallest_snapshot =
+      snapshots_.empty() ? versions_->last_sequence() : snapshots_.front();
+  const bool has_snapshots = !snapshots_.empty();
+  const SequenceNumber largest_snapshot =
+      has_snapshots ? snapshots_.back() : 0;
+  const CompactionFilter* filter = options_.compaction_filter.get();
+  lock->unlock();
+
+  SegmentReadOptions sro;
+  sro.verify_checksums = true;
+  sro.fill_cache = false;  // a compaction reads everything once
+  std::vector<std::unique_ptr<Iterator>> children;
+  Status s;
+  for (int which = 0; which < 2; which++) {
+    for (const auto& f : c->inputs(which)) {
+      if (f->reader == nullptr) {
+        s = f->open_status;
+      } else {
+        children.push_back(f->reader->NewIterator(sro, nullptr));
+      }
+    }
+  }
+  std::unique_ptr<Iterator> input = NewMergingIterator(std::move(children));
+
+  std::unique_ptr<SegmentOutput> out;
+  std::vector<std::shared_ptr<FileMetaData>> outputs;
+  uint64_t filter_drops = 0;
+  auto finish_output = [&]() -> Status {
+    std::shared_ptr<FileMetaData> meta;
+    Status fs = out->Finish(&meta);
+    out.reset();
+    if (fs.ok()) outputs.push_back(std::move(meta));
+    return fs;
+  };
+
+  std::string current_user_key;
+  bool has_current_user_key = false;
+  SequenceNumber last_sequence_for_key = kMaxSequenceNumber;
+  std::string converted_key;
+  if (s.ok()) input->SeekToFirst();
+  for (; s.ok() && input->Valid(); input->Next()) {
+    if (shutting_down_flag_.load(std::memory_order_acquire)) {
+      s = Status::IOError("compaction abandoned: database closing");
+      break;
+    }
+    if (has_imm_.load(std::memory_order_acquire)) {
+      // Writers wait for this flush; it goes before the rest of the merge.
+      lock->lock();
+      s = FlushImmutableIfAny(lock);
+      lock->unlock();
+      if (!s.ok()) break;
+    }
+    Slice key = input->key();
+    Slice value = input->value();
+    ParsedInternalKey ikey;
+    if (!ParseInternalKey(key, &ikey)) {
+      s = Status::Corruption("compaction input holds a malformed key");
+      break;
+    }
+    if (!has_current_user_key || ikey.user_key != Slice(current_user_key)) {
+      // First (newest) entry of a user key: the only place an output may be
+      // cut, so no user key ever spans two segments of one level.
+      if (out != nullptr && out->FileSize() >= options_.target_file_size) {
+        s = finish_output();
+        if (!s.ok()) break;
+      }
+      current_user_key.assign(ikey.user_key.data(), ikey.user_key.size());
+      has_current_user_key = true;
+      last_sequence_for_key = kMaxSequenceNumber;
+    }
+
+    bool drop = false;
+    if (last_sequence_for_key <= smallest_snapshot) {
+      // A newer entry of this key is visible to every snapshot.
+      drop = true;
+    } else {
+      if (filter != nullptr && ikey.type == ValueType::kValue &&
+          (!has_snapshots || ikey.sequence > largest_snapshot) &&
+          filter->Filter(c->output_level(), ikey.user_key, value)) {
+        // Removing the value must not uncover an older one: it becomes a
+        // tombstone, which the rule below drops when nothing is beneath.
+        converted_key = MakeInternalKey(ikey.user_key, ikey.sequence,
+                                        ValueType::kDeletion);
+        key = converted_key;
+        value = Slice();
+        ikey.type = ValueType::kDeletion;
+        filter_drops++;
+      }
+      if (ikey.type == ValueType::kDeletion &&
+          ikey.sequence <= smallest_snapshot &&
+          c->IsBaseLevelForKey(ikey.user_key)) {
+        // Nothing older exists below, and the older entries in this merge
+        // are dropped by the rule above.
+        drop = true;
+      }
+    }
+    last_sequence_for_key = ikey.sequence;
+    if (drop) continue;
+
+    if (out == nullptr) {
+      uint64_t number;
+      {
+        lock->lock();
+        number = versions_->NewFileNumber();
+        pending_outputs_.insert(number);
+        lock->unlock();
+      }
+      out = std::make_unique<SegmentOutput>(options_, dbname_, number);
+      s = out->Open();
+      if (!s.ok()) break;
+    }
+    s = out->Add(key, value);
+  }
+  if (s.ok()) s = input->status();
+  if (s.ok() && out != nullptr) s = finish_output();
+  input.reset();
+  if (s.ok() && !outputs.empty()) s = env_->SyncDir(dbname_);
+  uint64_t bytes_written = 0;
+  for (const auto& f : outputs) {
+    if (!s.ok()) break;
+    OpenSegment(f.get());
+    s = f->open_status;
+    bytes_written += f->file_size;
+  }
+  lock->lock();
+  if (!s.ok()) {
+    for (const auto& f : outputs) {
+      pending_outputs_.erase(f->number);
+      env_->RemoveFile(SegmentFileName(dbname_, f->number))
+          .PermitUncheckedError();
+    }
+    if (out != nullptr) out->Abandon();
+    return s;
+  }
+  for (const auto& f : outputs) edit->AddFile(c->output_level(), f);
+  counters_->compaction_bytes_written.fetch_add(bytes_written,
+                                                std::memory_order_relaxed);
+  counters_->compaction_filter_drops.fetch_add(filter_drops,
+                                               std::memory_order_relaxed);
+  return s;
+}
+
+Status DBImpl::RunManualCompaction(int level, const Slice* begin,
+                                   const Slice* end, bool in_place) {
+  std::unique_lock<std::mutex> lock(mu_);
+  // One manual compaction at a time.
+  bg_done_cv_.wait(lock, [this] {
+    return manual_compaction_ == nullptr || !bg_error_.ok();
+  });
+  if (!bg_error_.ok()) return bg_error_;
+  ManualCompaction manual;
+  manual.level = level;
+  manual.begin = begin;
+  manual.end = end;
+  manual.in_place = in_place;
+  manual_compaction_ = &manual;
+  bg_work_cv_.notify_one();
+  bg_done_cv_.wait(lock, [&] {
+    return manual.done || !bg_error_.ok() || shutting_down_;
+  });
+  manual_compaction_ = nullptr;
+  bg_done_cv_.notify_all();
+  if (!manual.done) {
+    return bg_error_.ok() ? Status::IOError("database closing") : bg_error_;
+  }
+  return manual.status;
+}
+
+Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
+  if (read_only_) {
+    return Status::NotSupported(dbname_, "database is open read-only");
+  }
+  Status s = Flush();
+  if (!s.ok()) return s;
+  int max_level_with_files = 1;
+  bool bottom_had_files = false;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    std::shared_ptr<const Version> v = versions_->current();
+    for (int level = 1; level < kNumLevels; level++) {
+      if (v->NumFiles(level) > 0) max_level_with_files = level;
+    }
+    bottom_had_files = v->NumFiles(max_level_with_files) > 0;
+  }
+  for (int level = 0; s.ok() && level < max_level_with_files; level++) {
+    s = RunManualCompaction(level, begin, end, /*in_place=*/false);
+  }
+  // The bottom level's own segments were only rewritten where something
+  // above overlapped them; rewrite the rest too, so that tombstones that
+  // reached the bottom and entries a compaction filter now rejects go.
+  if (s.ok() && (bottom_had_files || options_.compaction_filter != nullptr)) {
+    s = RunManualCompaction(max_level_with_files, begin, end,
+                            /*in_place=*/true);
+  }
+  return s;
+}
+
+std::string DBImpl::LevelsTable() {
+  std::shared_ptr<const Version> v;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    v = versions_->current();
+  }
+  std::string r;
+  char line[160];
+  std::snprintf(line, sizeof(line), "%-5s %9s %14s %14s %7s\n", "level",
+                "segments", "bytes", "target", "score");
+  r += line;
+  for (int level = 0; level < kNumLevels; level++) {
+    const uint64_t target =
+        level == 0 ? 0 : MaxBytesForLevel(options_, level);
+    std::snprintf(line, sizeof(line),
+                  "L%-4d %9d %14" PRIu64 " %14" PRIu64 " %7.2f\n", level,
+                  v->NumFiles(level), v->LevelBytes(level), target,
+                  LevelScore(options_, *v, level));
+    r += line;
+  }
+  return r;
+}
+
+}  // namespace bloomkv

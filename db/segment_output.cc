@@ -1,0 +1,62 @@
+// SegmentOutput; see segment_output.h.
+#include "db/segment_output.h"
+
+#include "db/filename.h"
+
+namespace bloomkv {
+
+SegmentOutput::SegmentOutput(const Options& options, const std::string& dbname,
+                             uint64_t number)
+    : options_(options),
+      env_(options.env),
+      fname_(SegmentFileName(dbname, number)),
+      number_(number) {}
+
+SegmentOutput::~SegmentOutput() {
+  // An output neither finished nor abandoned is incomplete: remove it.
+  if (file_ != nullptr) Abandon();
+}
+
+Status SegmentOutput::Open() {
+  Status s = env_->NewWritableFile(fname_, &file_);
+  if (!s.ok()) return s;
+  SegmentBuilderOptions bo;
+  bo.block_size = options_.block_size;
+  bo.compression = options_.compression;
+  bo.filter_policy = options_.filter_policy;
+  builder_ = std::make_unique<SegmentBuilder>(bo, file_.get());
+  return Status::OK();
+}
+
+Status SegmentOutput::Finish(std::shared_ptr<FileMetaData>* meta) {
+  Status s = builder_->Finish();
+  finished_ = true;
+  if (s.ok()) s = file_->Sync();
+  Status close = file_->Close();
+  if (s.ok()) s = close;
+  if (!s.ok()) {
+    Abandon();
+    return s;
+  }
+  file_.reset();
+  auto f = std::make_shared<FileMetaData>();
+  f->number = number_;
+  f->file_size = builder_->FileSize();
+  f->num_entries = builder_->NumEntries();
+  f->smallest = builder_->properties().smallest_key;
+  f->largest = builder_->properties().largest_key;
+  *meta = std::move(f);
+  return Status::OK();
+}
+
+void SegmentOutput::Abandon() {
+  if (builder_ != nullptr && !finished_) builder_->Abandon();
+  finished_ = true;
+  if (file_ != nullptr) {
+    file_->Close().PermitUncheckedError();
+    file_.reset();
+  }
+  env_->RemoveFile(fname_).PermitUncheckedError();
+}
+
+}  // namespace bloomkv

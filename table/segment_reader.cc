@@ -2,6 +2,7 @@
 #include "table/segment_reader.h"
 
 #include <algorithm>
+#include <mutex>
 
 #include "bloomkv/env.h"
 #include "bloomkv/filter_policy.h"
@@ -24,6 +25,10 @@ struct SegmentReader::Rep {
   std::string filter;
   bool filter_usable = false;
   uint64_t cache_id = 0;
+  // The theoretical false-positive rate is costly to compute (about a
+  // millisecond) and only wanted by reports: computed once, on demand.
+  mutable std::once_flag fp_rate_once;
+  mutable double fp_rate = 1.0;
 
   // Corruption unless the block at h, trailer included, lies before the
   // footer.
@@ -249,8 +254,11 @@ uint64_t SegmentReader::filter_memory() const {
 }
 double SegmentReader::TheoreticalFpRate() const {
   if (!rep_->filter_usable) return 1.0;
-  return rep_->options.filter_policy->TheoreticalFpRate(
-      rep_->filter, rep_->props.num_filter_keys);
+  std::call_once(rep_->fp_rate_once, [this] {
+    rep_->fp_rate = rep_->options.filter_policy->TheoreticalFpRate(
+        rep_->filter, rep_->props.num_filter_keys);
+  });
+  return rep_->fp_rate;
 }
 
 }  // namespace bloomkv

@@ -14,10 +14,17 @@ endfunction()
 
 run_step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
 
+# A sanitizer build of the library needs the sanitizer runtime in the app.
+set(EXTRA_FLAGS "")
+if(SANITIZE)
+  set(EXTRA_FLAGS "-fsanitize=${SANITIZE}")
+endif()
+
 # 1. CMake package.
 run_step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/consumer
          -B ${WORK_DIR}/cmake-build -DCMAKE_PREFIX_PATH=${PREFIX}
-         -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE})
+         -DCMAKE_BUILD_TYPE=${CMAKE_BUILD_TYPE}
+         "-DCMAKE_CXX_FLAGS=${EXTRA_FLAGS}")
 run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/cmake-build)
 run_step(${WORK_DIR}/cmake-build/consumer ${WORK_DIR}/db-cmake)
 
@@ -31,7 +38,7 @@ if(NOT rc EQUAL 0)
 endif()
 separate_arguments(flags UNIX_COMMAND "${flags}")
 find_program(CXX NAMES c++ g++ REQUIRED)
-run_step(${CXX} -std=c++20 ${SOURCE_DIR}/tests/install/consumer/main.cc
+run_step(${CXX} -std=c++20 ${EXTRA_FLAGS} ${SOURCE_DIR}/tests/install/consumer/main.cc
          -o ${WORK_DIR}/consumer-pc ${flags})
 run_step(${WORK_DIR}/consumer-pc ${WORK_DIR}/db-pc)
 message(STATUS "installed package and pkg-config file both work")

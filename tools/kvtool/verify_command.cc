@@ -50,13 +50,17 @@ struct FileReport {
     }
     return false;
   }
+  // The line's CORRUPT / ERROR tag says what kind of problem it is, so a
+  // corruption is shown without its status prefix.
   void Add(const Status& s) {
-    findings.emplace_back(
-        s.IsCorruption() ? Severity::kCorrupt : Severity::kIOError,
-        s.ToString());
+    if (s.IsCorruption()) {
+      findings.emplace_back(Severity::kCorrupt, s.message());
+    } else {
+      findings.emplace_back(Severity::kIOError, s.ToString());
+    }
   }
   void Corrupt(const std::string& message) {
-    findings.emplace_back(Severity::kCorrupt, "Corruption: " + message);
+    findings.emplace_back(Severity::kCorrupt, message);
   }
   void Note(const std::string& message) {
     findings.emplace_back(Severity::kNote, message);

@@ -66,8 +66,7 @@ std::vector<std::string> FilesWithSuffix(const std::string& dir,
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
     const std::string name = e.path().filename().string();
     if (name.size() > suffix.size() &&
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) ==
-            0) {
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
       r.push_back(e.path().string());
     }
   }
@@ -111,8 +110,10 @@ class KvtoolTest : public testing::Test {
     if (pid == 0) {
       // Only async-signal-safe calls between fork and exec.
       const int in = open(in_path.c_str(), O_RDONLY);
-      const int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      const int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int out =
+          open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int err =
+          open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
       if (in < 0 || out < 0 || err < 0) _exit(126);
       dup2(in, 0);
       dup2(out, 1);
@@ -252,8 +253,9 @@ TEST_F(KvtoolTest, MissingPathsAndNonDatabasesExitWithCode3) {
   ExpectError(Run({"info", empty}), 3, "not a bloomkv database");
   ExpectError(Run({"verify", empty}), 3, "not a bloomkv database");
   const std::string text = dir_.File("notes.txt");
-  WriteAll(text, "just some text, long enough to hold a footer's worth of "
-                 "bytes, but certainly not a segment file\n");
+  WriteAll(text,
+           "just some text, long enough to hold a footer's worth of "
+           "bytes, but certainly not a segment file\n");
   ExpectError(Run({"info", text}), 3, "not a directory");
   ExpectError(Run({"segment", text}), 3, "not a segment file");
   ExpectError(Run({"segment", empty}), 3, "directory");
@@ -305,8 +307,7 @@ TEST_F(KvtoolTest, SegmentsListsOneRowPerSegment) {
     EXPECT_TRUE(s["has_filter"].get<bool>());
     EXPECT_TRUE(s["readable"].get<bool>());
   }
-  EXPECT_EQ(std::set<std::string>(segment_files_.begin(),
-                                  segment_files_.end()),
+  EXPECT_EQ(std::set<std::string>(segment_files_.begin(), segment_files_.end()),
             files);
   // Level 0 lists the newest segment first.
   EXPECT_EQ(Key(200), j["segments"][0]["smallest_key"]);
@@ -441,8 +442,8 @@ TEST_F(KvtoolTest, ExplainShowsSegmentsSkippedByFilter) {
 
 TEST_F(KvtoolTest, FilterCheckMeasuresEverySegment) {
   BuildDb(3, 2000, /*overlap=*/true);
-  json j = RunJson({"filter-check", db_, "--json", "--samples", "20000",
-                    "--seed", "11"});
+  json j = RunJson(
+      {"filter-check", db_, "--json", "--samples", "20000", "--seed", "11"});
   ASSERT_EQ(3u, j["segments"].size());
   for (const json& s : j["segments"]) {
     const double theory = s["theoretical_fp_rate"].get<double>();
@@ -463,8 +464,8 @@ TEST_F(KvtoolTest, FilterCheckMeasuresEverySegment) {
 
 TEST_F(KvtoolTest, FilterCheckWithoutFilters) {
   BuildDb(2, 50, /*overlap=*/false, /*unflushed=*/0, /*filters=*/false);
-  json j = RunJson({"filter-check", db_, "--json", "--samples", "100",
-                    "--seed", "1"});
+  json j = RunJson(
+      {"filter-check", db_, "--json", "--samples", "100", "--seed", "1"});
   ASSERT_EQ(2u, j["segments"].size());
   EXPECT_FALSE(j["segments"][0]["has_filter"].get<bool>());
   EXPECT_TRUE(j["segments"][0]["measured_fp_rate"].is_null());
@@ -573,8 +574,7 @@ TEST_F(KvtoolTest, DamagedFooterOrManifestIsCorruption) {
   ExpectError(Run({"get", db_, Key(1)}), 4, "MANIFEST");
   r = Run({"verify", db_});
   EXPECT_EQ(1, r.code);
-  EXPECT_NE(std::string::npos, r.out.find("CORRUPT  " + manifest))
-      << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("CORRUPT  " + manifest)) << r.out;
 }
 
 TEST_F(KvtoolTest, VerifyFindsDamageInTheMiddleOfALog) {
@@ -686,7 +686,8 @@ TEST_F(KvtoolTest, LoadStopsAtTheFirstMalformedLine) {
   EXPECT_EQ(0, Run({"get", db_, Key(1499)}).code);
   EXPECT_EQ(1, Run({"get", db_, "after"}).code);
 
-  ExpectError(Run({"load", db_, "-"}, "\tvalue\n"), 2, "<stdin>:1: malformed line (empty key)");
+  ExpectError(Run({"load", db_, "-"}, "\tvalue\n"), 2,
+              "<stdin>:1: malformed line (empty key)");
 }
 
 }  // namespace

@@ -67,6 +67,11 @@ struct FileReport {
   }
 };
 
+// "1 edit", "2 edits".
+std::string Plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
 std::string BaseName(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   return slash == std::string::npos ? path : path.substr(slash + 1);
@@ -123,8 +128,8 @@ FileReport VerifySegment(const std::string& path) {
               std::to_string(reader->properties().num_entries));
     return r;
   }
-  r.summary = std::to_string(entries) + " entries in " +
-              std::to_string(stats.data_blocks_read) + " data blocks";
+  r.summary = Plural(entries, "entry", "entries") + " in " +
+              Plural(stats.data_blocks_read, "data block", "data blocks");
   return r;
 }
 
@@ -168,7 +173,7 @@ void ReadLogFile(const std::string& path, FileReport* r, const char* unit,
             std::to_string(reader.torn_tail_offset()) +
             " ignored (an interrupted write; recovery drops it too)");
   }
-  r->summary = std::to_string(n) + " " + (n == 1 ? unit : units);
+  r->summary = Plural(n, unit, units);
 }
 
 FileReport VerifyLog(const std::string& path) {

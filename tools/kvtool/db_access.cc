@@ -54,8 +54,9 @@ int OpenDbForWrite(std::ostream& err, const std::string& path, bool create,
     code = ExitCodeForOpen(s);
     if (code == kExitLocked) {
       return Fail(err, code,
-                  path + ": database is locked by another process (" +
-                      s.ToString() + ")");
+                  path +
+                      ": database is locked by another process (its LOCK "
+                      "file is held); read-only subcommands still work");
     }
     return Fail(err, code, s.ToString());
   }

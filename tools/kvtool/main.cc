@@ -19,7 +19,7 @@ namespace bloomkv::kvtool {
 namespace {
 
 // Caps on user-supplied counts that size in-memory work.
-constexpr uint64_t kMaxSamples = 100'000'000;
+constexpr uint64_t kMaxSamples = 10'000'000;
 constexpr uint64_t kMaxBatchRecords = 1'000'000;
 
 constexpr char kDescription[] =

@@ -7,6 +7,7 @@ packages=(
   build-essential cmake pkg-config
   liblz4-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libcli11-dev nlohmann-json3-dev
 )
 if [[ "${BLOOMKV_WITH_PEERS:-0}" == 1 ]]; then
   packages+=(libleveldb-dev librocksdb-dev)

@@ -1,0 +1,694 @@
+// kvtool, tested as operators use it: the real binary run against databases
+// built (and damaged) here with the library. Checks output content, JSON
+// validity, exit codes for every kind of bad input, that read-only
+// subcommands leave every file byte-identical, and what verify and explain
+// report.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bloomkv/db.h"
+#include "bloomkv/write_batch.h"
+#include "tests/testutil/test_util.h"
+#include "util/random.h"
+
+#ifndef KVTOOL_PATH
+#error "KVTOOL_PATH must name the kvtool binary (set in tools/CMakeLists.txt)"
+#endif
+
+namespace bloomkv {
+namespace {
+
+using nlohmann::json;
+
+struct RunResult {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteAll(const std::string& path, const std::string& data) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << data;
+}
+
+// Every regular file of a directory, by name, with its contents.
+std::map<std::string, std::string> Snapshot(const std::string& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.is_regular_file()) {
+      files[e.path().filename().string()] = ReadAll(e.path().string());
+    }
+  }
+  return files;
+}
+
+std::vector<std::string> FilesWithSuffix(const std::string& dir,
+                                         const std::string& suffix) {
+  std::vector<std::string> r;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      r.push_back(e.path().string());
+    }
+  }
+  std::sort(r.begin(), r.end());
+  return r;
+}
+
+void FlipByte(const std::string& path, size_t offset) {
+  std::string data = ReadAll(path);
+  ASSERT_LT(offset, data.size());
+  data[offset] ^= 0x5a;
+  WriteAll(path, data);
+}
+
+size_t CountLines(const std::string& text) {
+  return static_cast<size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+std::string Key(int i) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "key%05d", i);
+  return buf;
+}
+
+class KvtoolTest : public testing::Test {
+ protected:
+  // Runs kvtool with args (stdin from `input`), capturing stdout, stderr and
+  // the exit code.
+  RunResult Run(const std::vector<std::string>& args,
+                const std::string& input = "") {
+    const std::string in_path = io_.File("stdin");
+    const std::string out_path = io_.File("stdout");
+    const std::string err_path = io_.File("stderr");
+    WriteAll(in_path, input);
+    std::vector<std::string> storage = {KVTOOL_PATH};
+    storage.insert(storage.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& s : storage) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    const pid_t pid = fork();
+    if (pid == 0) {
+      // Only async-signal-safe calls between fork and exec.
+      const int in = open(in_path.c_str(), O_RDONLY);
+      const int out =
+          open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      const int err =
+          open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      if (in < 0 || out < 0 || err < 0) _exit(126);
+      dup2(in, 0);
+      dup2(out, 1);
+      dup2(err, 2);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    RunResult r;
+    int status = 0;
+    EXPECT_EQ(pid, waitpid(pid, &status, 0));
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.out = ReadAll(out_path);
+    r.err = ReadAll(err_path);
+    return r;
+  }
+
+  // Runs kvtool expecting JSON on stdout; fails the test if it does not
+  // parse.
+  json RunJson(const std::vector<std::string>& args, int expected_code = 0) {
+    RunResult r = Run(args);
+    EXPECT_EQ(expected_code, r.code) << r.err;
+    json j;
+    try {
+      j = json::parse(r.out);
+    } catch (const json::exception& e) {
+      ADD_FAILURE() << "invalid JSON from kvtool: " << e.what() << "\n"
+                    << r.out;
+    }
+    return j;
+  }
+
+  // A failure is one "kvtool: error: ..." line on stderr.
+  void ExpectError(const RunResult& r, int code, const std::string& needle) {
+    EXPECT_EQ(code, r.code) << r.out << r.err;
+    EXPECT_EQ(0u, r.err.rfind("kvtool: error: ", 0)) << r.err;
+    EXPECT_EQ(1u, CountLines(r.err)) << r.err;
+    EXPECT_NE(std::string::npos, r.err.find(needle)) << r.err;
+  }
+
+  // `segments` flushed segments of `per_segment` keys each; segment s holds
+  // key(s * per_segment) ... with disjoint ranges. When `overlap` is set,
+  // every segment holds random 8-character codes instead, so that every key
+  // range covers almost every key and only the filters can skip segments.
+  // Leaves `unflushed` more keys in the log.
+  void BuildDb(int segments, int per_segment, bool overlap = false,
+               int unflushed = 0, bool filters = true) {
+    Options options;
+    options.create_if_missing = true;
+    if (!filters) options.filter_policy = nullptr;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, db_, &db).ok());
+    Random rnd(301);
+    int n = 0;
+    for (int s = 0; s < segments; s++) {
+      for (int i = 0; i < per_segment; i++) {
+        std::string key = overlap ? test::RandomString(&rnd, 8) : Key(n);
+        // Keep codes alphanumeric-free of the made-up absent keys below.
+        if (overlap) key = "c" + key;
+        present_[key] = "value-" + std::to_string(n);
+        ASSERT_TRUE(db->Put(WriteOptions(), key, present_[key]).ok());
+        n++;
+      }
+      ASSERT_TRUE(db->Flush().ok());
+    }
+    for (int i = 0; i < unflushed; i++) {
+      std::string key = "log" + Key(i);
+      present_[key] = std::string(1000, static_cast<char>('a' + i % 26));
+      ASSERT_TRUE(db->Put(WriteOptions(), key, present_[key]).ok());
+    }
+    for (const SegmentInfo& i : db->GetSegmentInfo()) {
+      segment_files_.push_back(i.file_name);
+    }
+  }
+
+  test::TempDir dir_{"kvtool"};
+  test::TempDir io_{"kvtool-io"};
+  const std::string db_ = dir_.File("db");
+  std::map<std::string, std::string> present_;
+  std::vector<std::string> segment_files_;
+};
+
+// ---- command line ----------------------------------------------------------
+
+TEST_F(KvtoolTest, HelpListsEverySubcommandAndTheExitCodes) {
+  RunResult r = Run({"--help"});
+  EXPECT_EQ(0, r.code);
+  EXPECT_NE(std::string::npos, r.out.find("Exit codes:"));
+  for (const char* sub :
+       {"info", "segments", "segment", "get", "put", "delete", "scan", "dump",
+        "explain", "verify", "filter-check", "compact", "load"}) {
+    SCOPED_TRACE(sub);
+    EXPECT_NE(std::string::npos, r.out.find(std::string("  ") + sub + " "));
+    RunResult h = Run({sub, "--help"});
+    EXPECT_EQ(0, h.code) << h.err;
+    EXPECT_NE(std::string::npos, h.out.find(std::string("kvtool ") + sub))
+        << h.out;
+    EXPECT_TRUE(h.err.empty()) << h.err;
+  }
+}
+
+TEST_F(KvtoolTest, UsageErrorsExitWithCode2AndOneLine) {
+  BuildDb(1, 10);
+  ExpectError(Run({}), 2, "subcommand");
+  ExpectError(Run({"frobnicate", db_}), 2, "unknown subcommand 'frobnicate'");
+  ExpectError(Run({"info", db_, "--frobnicate"}), 2, "--frobnicate");
+  ExpectError(Run({"scan", db_, "--limit", "many"}), 2, "--limit");
+  ExpectError(Run({"get", db_}), 2, "KEY");
+  ExpectError(Run({"get", db_, ""}), 2, "empty key");
+  ExpectError(Run({"filter-check", db_, "--samples", "-5"}), 2, "--samples");
+}
+
+TEST_F(KvtoolTest, MissingPathsAndNonDatabasesExitWithCode3) {
+  const std::string missing = dir_.File("nothing-here");
+  for (const char* sub : {"info", "segments", "get", "scan", "explain",
+                          "filter-check", "put", "delete", "compact"}) {
+    SCOPED_TRACE(sub);
+    std::vector<std::string> args = {sub, missing};
+    if (std::string(sub) == "get" || std::string(sub) == "explain" ||
+        std::string(sub) == "delete") {
+      args.push_back("k");
+    }
+    if (std::string(sub) == "put") {
+      args.push_back("k");
+      args.push_back("v");
+    }
+    ExpectError(Run(args), 3, missing);
+  }
+  ExpectError(Run({"verify", missing}), 3, missing);
+  ExpectError(Run({"segment", missing}), 3, missing);
+  ExpectError(Run({"dump", missing}), 3, missing);
+  ExpectError(Run({"load", db_, missing}), 3, missing);
+
+  // A directory that holds no database, and a plain file where a database
+  // or a segment is expected.
+  const std::string empty = dir_.File("empty");
+  std::filesystem::create_directory(empty);
+  ExpectError(Run({"info", empty}), 3, "not a bloomkv database");
+  ExpectError(Run({"verify", empty}), 3, "not a bloomkv database");
+  const std::string text = dir_.File("notes.txt");
+  WriteAll(text,
+           "just some text, long enough to hold a footer's worth of "
+           "bytes, but certainly not a segment file\n");
+  ExpectError(Run({"info", text}), 3, "not a directory");
+  ExpectError(Run({"segment", text}), 3, "not a segment file");
+  ExpectError(Run({"segment", empty}), 3, "directory");
+  // Nothing was created along the way.
+  EXPECT_FALSE(std::filesystem::exists(missing));
+  EXPECT_TRUE(std::filesystem::is_empty(empty));
+}
+
+// ---- inspection ------------------------------------------------------------
+
+TEST_F(KvtoolTest, InfoAggregatesLevelsAndMeasuresFilters) {
+  BuildDb(3, 400);
+  RunResult r = Run({"info", db_, "--seed", "7"});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("3 in 1 level")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("theoretical FP")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("KiB")) << r.out;
+
+  json j = RunJson({"info", db_, "--json", "--seed", "7", "--samples", "2000"});
+  ASSERT_EQ(1u, j["levels"].size());
+  const json& l0 = j["levels"][0];
+  EXPECT_EQ(0, l0["level"]);
+  EXPECT_EQ(3, l0["segments"]);
+  EXPECT_EQ(1200, l0["entries"]);
+  EXPECT_GT(l0["filter_bytes"].get<uint64_t>(), 0u);
+  EXPECT_NEAR(10.0, l0["bits_per_key"].get<double>(), 2.0);
+  EXPECT_GT(l0["theoretical_fp_rate"].get<double>(), 0.0);
+  EXPECT_LT(l0["theoretical_fp_rate"].get<double>(), 0.05);
+  // Every made-up key lands inside one segment's range (ranges are
+  // disjoint), so each lookup probes exactly one filter.
+  EXPECT_EQ(2000, l0["filter_probes"]);
+  ASSERT_TRUE(l0["measured_fp_rate"].is_number());
+  EXPECT_LT(l0["measured_fp_rate"].get<double>(), 0.05);
+  EXPECT_EQ(1200, j["total"]["entries"]);
+
+  // Without samples nothing is measured, and JSON says so with null.
+  j = RunJson({"info", db_, "--json", "--samples", "0"});
+  EXPECT_TRUE(j["levels"][0]["measured_fp_rate"].is_null());
+}
+
+TEST_F(KvtoolTest, SegmentsListsOneRowPerSegment) {
+  BuildDb(3, 100);
+  json j = RunJson({"segments", db_, "--json", "--seed", "1"});
+  ASSERT_EQ(3u, j["segments"].size());
+  std::set<std::string> files;
+  for (const json& s : j["segments"]) {
+    files.insert(s["file"].get<std::string>());
+    EXPECT_EQ(100, s["entries"]);
+    EXPECT_TRUE(s["has_filter"].get<bool>());
+    EXPECT_TRUE(s["readable"].get<bool>());
+  }
+  EXPECT_EQ(std::set<std::string>(segment_files_.begin(), segment_files_.end()),
+            files);
+  // Level 0 lists the newest segment first.
+  EXPECT_EQ(Key(200), j["segments"][0]["smallest_key"]);
+  EXPECT_EQ(Key(299), j["segments"][0]["largest_key"]);
+
+  RunResult r = Run({"segments", db_});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_EQ(2u + 3u, CountLines(r.out)) << r.out;  // header, rule, rows
+  EXPECT_NE(std::string::npos, r.out.find(Key(0)));
+}
+
+TEST_F(KvtoolTest, SegmentShowsPropertiesAndFilterParameters) {
+  BuildDb(1, 500);
+  ASSERT_EQ(1u, segment_files_.size());
+  json j = RunJson({"segment", segment_files_[0], "--json"});
+  EXPECT_EQ(500, j["entries"]);
+  EXPECT_EQ(0, j["deletions"]);
+  EXPECT_GE(j["data_blocks"].get<int>(), 1);
+  EXPECT_GT(j["compression_ratio"].get<double>(), 1.0);
+  EXPECT_FALSE(j["filter"]["policy"].get<std::string>().empty());
+  EXPECT_TRUE(j["filter"]["usable"].get<bool>());
+  EXPECT_EQ(500, j["filter"]["keys"]);
+  EXPECT_NEAR(10.0, j["filter"]["configured_bits_per_key"].get<double>(), 1e-9);
+  EXPECT_LT(j["filter"]["theoretical_fp_rate"].get<double>(), 0.05);
+  EXPECT_EQ(Key(0), j["smallest"]["key"]);
+  EXPECT_EQ(Key(499), j["largest"]["key"]);
+
+  RunResult r = Run({"segment", segment_files_[0]});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("compression ratio:")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("theoretical FP:")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find(Key(0) + " @ seq 1")) << r.out;
+}
+
+TEST_F(KvtoolTest, DumpShowsSequenceNumbersAndTombstones) {
+  {
+    Options options;
+    options.create_if_missing = true;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, db_, &db).ok());
+    ASSERT_TRUE(db->Put(WriteOptions(), "a", "1").ok());
+    ASSERT_TRUE(db->Put(WriteOptions(), "b", std::string("x\ty\0z", 5)).ok());
+    ASSERT_TRUE(db->Delete(WriteOptions(), "a").ok());
+    ASSERT_TRUE(db->Flush().ok());
+    segment_files_.push_back(db->GetSegmentInfo().at(0).file_name);
+  }
+  json j = RunJson({"dump", segment_files_[0], "--json"});
+  ASSERT_EQ(3, j["count"]);
+  EXPECT_EQ(1, j["tombstones"]);
+  const json& e = j["entries"];
+  // Newest version of a key first.
+  EXPECT_EQ("a", e[0]["key"]);
+  EXPECT_EQ(3, e[0]["sequence"]);
+  EXPECT_EQ("delete", e[0]["type"]);
+  EXPECT_FALSE(e[0].contains("value"));
+  EXPECT_EQ("a", e[1]["key"]);
+  EXPECT_EQ(1, e[1]["sequence"]);
+  EXPECT_EQ("put", e[1]["type"]);
+  EXPECT_EQ("b", e[2]["key"]);
+  EXPECT_EQ("x\\ty\\x00z", e[2]["value"]);
+
+  RunResult r = Run({"dump", segment_files_[0]});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("a\t@3\tDEL\t(tombstone)")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("b\t@2\tPUT\tx\\ty\\x00z")) << r.out;
+  r = Run({"dump", segment_files_[0], "--limit", "1"});
+  EXPECT_EQ(2u, CountLines(r.out)) << r.out;  // one entry and the summary
+}
+
+TEST_F(KvtoolTest, GetAndScan) {
+  BuildDb(2, 50, /*overlap=*/false, /*unflushed=*/3);
+  RunResult r = Run({"get", db_, Key(42)});
+  EXPECT_EQ(0, r.code) << r.err;
+  EXPECT_EQ("value-42\n", r.out);
+  // Keys still only in the log are found too (replayed in memory).
+  r = Run({"get", db_, "log" + Key(1)});
+  EXPECT_EQ(0, r.code) << r.err;
+  ExpectError(Run({"get", db_, "absent"}), 1, "key not found: absent");
+  json j = RunJson({"get", db_, "absent", "--json"}, 1);
+  EXPECT_FALSE(j["found"].get<bool>());
+  j = RunJson({"get", db_, Key(7), "--json"});
+  EXPECT_EQ("value-7", j["value"]);
+
+  r = Run({"scan", db_, "--from", Key(10), "--to", Key(13)});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_EQ(Key(10) + "\tvalue-10\n" + Key(11) + "\tvalue-11\n" + Key(12) +
+                "\tvalue-12\n",
+            r.out);
+  j = RunJson({"scan", db_, "--json", "--from", Key(95), "--limit", "3"});
+  ASSERT_EQ(3, j["count"]);
+  EXPECT_TRUE(j["complete"].get<bool>());
+  EXPECT_EQ(Key(95), j["entries"][0]["key"]);
+  EXPECT_EQ(Key(97), j["entries"][2]["key"]);
+  j = RunJson({"scan", db_, "--json"});
+  EXPECT_EQ(103, j["count"]);
+  j = RunJson({"scan", db_, "--json", "--from", "zzz"});
+  EXPECT_EQ(0, j["count"]);
+}
+
+TEST_F(KvtoolTest, ExplainShowsSegmentsSkippedByFilter) {
+  BuildDb(4, 300, /*overlap=*/true);
+  // Inside every segment's key range ("c" followed by printable codes), but
+  // never written: only the filters can rule the segments out.
+  const std::string absent = "cQ-absent";
+  ASSERT_EQ(0u, present_.count(absent));
+  json j = RunJson({"explain", db_, absent, "--json"});
+  EXPECT_EQ("not found", j["result"]);
+  ASSERT_EQ(4u, j["segments"].size());
+  int by_filter = 0;
+  for (const json& s : j["segments"]) {
+    EXPECT_NE("skipped by key range", s["outcome"]);
+    if (s["outcome"] == "skipped by filter") {
+      by_filter++;
+      EXPECT_EQ(0, s["data_blocks_read"]);
+    }
+  }
+  EXPECT_GE(by_filter, 3);  // at 10 bits/key a false positive is ~1%
+
+  RunResult r = Run({"explain", db_, absent});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("skipped by filter")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("result:              not found"))
+      << r.out;
+
+  const std::string present = present_.begin()->first;
+  j = RunJson({"explain", db_, present, "--json"});
+  EXPECT_EQ("found", j["result"]);
+  EXPECT_EQ(present_.begin()->second, j["value"]);
+  EXPECT_EQ("found", j["segments"].back()["outcome"]);
+  EXPECT_GE(j["data_blocks_read"].get<int>(), 1);
+}
+
+TEST_F(KvtoolTest, FilterCheckMeasuresEverySegment) {
+  BuildDb(3, 2000, /*overlap=*/true);
+  json j = RunJson(
+      {"filter-check", db_, "--json", "--samples", "20000", "--seed", "11"});
+  ASSERT_EQ(3u, j["segments"].size());
+  for (const json& s : j["segments"]) {
+    const double theory = s["theoretical_fp_rate"].get<double>();
+    const double measured = s["measured_fp_rate"].get<double>();
+    EXPECT_EQ(20000, s["probes"]);
+    EXPECT_GT(theory, 0.002);
+    EXPECT_LT(theory, 0.03);
+    // 20000 probes: the standard deviation is under 0.1 percentage points.
+    EXPECT_NEAR(theory, measured, 0.006);
+  }
+  EXPECT_EQ(60000, j["total"]["probes"]);
+
+  RunResult r = Run({"filter-check", db_, "--samples", "500", "--seed", "1"});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("measured FP")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("total")) << r.out;
+}
+
+TEST_F(KvtoolTest, FilterCheckWithoutFilters) {
+  BuildDb(2, 50, /*overlap=*/false, /*unflushed=*/0, /*filters=*/false);
+  json j = RunJson(
+      {"filter-check", db_, "--json", "--samples", "100", "--seed", "1"});
+  ASSERT_EQ(2u, j["segments"].size());
+  EXPECT_FALSE(j["segments"][0]["has_filter"].get<bool>());
+  EXPECT_TRUE(j["segments"][0]["measured_fp_rate"].is_null());
+  EXPECT_EQ(0, j["total"]["probes"]);
+}
+
+TEST_F(KvtoolTest, ReadOnlySubcommandsChangeNoByte) {
+  BuildDb(3, 200, /*overlap=*/false, /*unflushed=*/50);
+  const auto before = Snapshot(db_);
+  ASSERT_FALSE(FilesWithSuffix(db_, ".log").empty());
+  const std::vector<std::vector<std::string>> commands = {
+      {"info", db_},
+      {"info", db_, "--json"},
+      {"segments", db_},
+      {"segments", db_, "--json"},
+      {"segment", segment_files_[0]},
+      {"segment", segment_files_[0], "--json"},
+      {"get", db_, Key(3)},
+      {"get", db_, "absent", "--json"},
+      {"scan", db_},
+      {"scan", db_, "--json"},
+      {"dump", segment_files_[1]},
+      {"dump", segment_files_[1], "--json"},
+      {"explain", db_, Key(5)},
+      {"explain", db_, "absent", "--json"},
+      {"verify", db_},
+      {"verify", db_, "--json"},
+      {"verify", segment_files_[2]},
+      {"filter-check", db_, "--samples", "200"},
+      {"filter-check", db_, "--json", "--samples", "200"},
+  };
+  for (const auto& args : commands) {
+    SCOPED_TRACE(args[0]);
+    RunResult r = Run(args);
+    EXPECT_TRUE(r.code == 0 || (args[0] == "get" && r.code == 1)) << r.err;
+  }
+  EXPECT_EQ(before, Snapshot(db_));
+}
+
+// ---- verify ----------------------------------------------------------------
+
+TEST_F(KvtoolTest, VerifyCleanDatabase) {
+  BuildDb(2, 100, /*overlap=*/false, /*unflushed=*/10);
+  RunResult r = Run({"verify", db_});
+  EXPECT_EQ(0, r.code) << r.out << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  EXPECT_EQ(std::string::npos, r.out.find("CORRUPT")) << r.out;
+  json j = RunJson({"verify", db_, "--json"});
+  EXPECT_TRUE(j["ok"].get<bool>());
+  // CURRENT, a manifest, a log and two segments.
+  EXPECT_EQ(5, j["files_checked"]);
+}
+
+TEST_F(KvtoolTest, VerifyFindsAFlippedByteInASegment) {
+  BuildDb(2, 500);
+  const std::string bad = segment_files_[1];
+  FlipByte(bad, 100);  // inside the first data block
+  RunResult r = Run({"verify", db_});
+  EXPECT_EQ(1, r.code) << r.out;
+  // One line naming the file and the offset of the damaged block.
+  std::istringstream lines(r.out);
+  std::string line;
+  int corrupt_lines = 0;
+  while (std::getline(lines, line)) {
+    if (line.rfind("CORRUPT", 0) != 0) continue;
+    corrupt_lines++;
+    EXPECT_NE(std::string::npos, line.find(bad)) << line;
+    EXPECT_NE(std::string::npos, line.find("at offset 0")) << line;
+  }
+  EXPECT_EQ(1, corrupt_lines) << r.out;
+  ExpectError(r, 1, "1 corrupt file");
+  EXPECT_NE(std::string::npos, r.out.find("ok       " + segment_files_[0]));
+
+  json j = RunJson({"verify", bad, "--json"}, 1);
+  ASSERT_EQ(1u, j["files"].size());
+  EXPECT_EQ("corrupt", j["files"][0]["status"]);
+  EXPECT_EQ(0, j["files"][0]["problems"][0]["offset"]);
+
+  // The damaged data block is not needed to open the database, so inspection
+  // still works; scanning through it fails with exit code 4.
+  EXPECT_EQ(0, Run({"info", db_, "--samples", "0"}).code);
+  ExpectError(Run({"scan", db_}), 4, bad);
+  ExpectError(Run({"dump", bad}), 4, "offset 0");
+}
+
+TEST_F(KvtoolTest, DamagedFooterOrManifestIsCorruption) {
+  BuildDb(2, 100);
+  const std::string seg = segment_files_[0];
+  const size_t size = std::filesystem::file_size(seg);
+  FlipByte(seg, size - 20);  // the footer
+  RunResult r = Run({"info", db_, "--samples", "0"});
+  ExpectError(r, 4, seg);
+  ExpectError(Run({"segment", seg}), 4, seg);
+  r = Run({"verify", seg});
+  EXPECT_EQ(1, r.code);
+  EXPECT_NE(std::string::npos, r.out.find("CORRUPT")) << r.out;
+
+  const std::vector<std::string> manifests = FilesWithSuffix(db_, "");
+  std::string manifest;
+  for (const auto& f : manifests) {
+    if (f.find("MANIFEST-") != std::string::npos) manifest = f;
+  }
+  ASSERT_FALSE(manifest.empty());
+  FlipByte(manifest, 10);
+  ExpectError(Run({"info", db_}), 4, "MANIFEST");
+  ExpectError(Run({"get", db_, Key(1)}), 4, "MANIFEST");
+  r = Run({"verify", db_});
+  EXPECT_EQ(1, r.code);
+  EXPECT_NE(std::string::npos, r.out.find("CORRUPT  " + manifest)) << r.out;
+}
+
+TEST_F(KvtoolTest, VerifyFindsDamageInTheMiddleOfALog) {
+  BuildDb(0, 0, /*overlap=*/false, /*unflushed=*/200);  // ~200 KiB of log
+  const std::vector<std::string> logs = FilesWithSuffix(db_, ".log");
+  ASSERT_EQ(1u, logs.size());
+  const size_t size = std::filesystem::file_size(logs[0]);
+  ASSERT_GT(size, 150000u);
+  RunResult r = Run({"verify", logs[0]});
+  EXPECT_EQ(0, r.code) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("200 write batches")) << r.out;
+
+  FlipByte(logs[0], size / 2);
+  r = Run({"verify", db_});
+  EXPECT_EQ(1, r.code) << r.out;
+  bool named = false;
+  std::istringstream lines(r.out);
+  std::string line;
+  while (std::getline(lines, line)) {
+    if (line.rfind("CORRUPT", 0) == 0) {
+      EXPECT_NE(std::string::npos, line.find(logs[0])) << line;
+      EXPECT_NE(std::string::npos, line.find("offset")) << line;
+      named = true;
+    }
+  }
+  EXPECT_TRUE(named) << r.out;
+  json j = RunJson({"verify", logs[0], "--json"}, 1);
+  const json& problem = j["files"][0]["problems"][0];
+  ASSERT_TRUE(problem["offset"].is_number()) << j.dump();
+  EXPECT_LE(problem["offset"].get<size_t>(), size / 2);
+  EXPECT_GT(problem["offset"].get<size_t>(), size / 2 - 33000);
+}
+
+TEST_F(KvtoolTest, VerifyCallsATornLogTailANote) {
+  BuildDb(0, 0, /*overlap=*/false, /*unflushed=*/20);
+  const std::string log = FilesWithSuffix(db_, ".log").at(0);
+  std::filesystem::resize_file(log, std::filesystem::file_size(log) - 300);
+  RunResult r = Run({"verify", db_});
+  EXPECT_EQ(0, r.code) << r.out << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("note     " + log + ": torn tail"))
+      << r.out;
+  json j = RunJson({"verify", db_, "--json"});
+  EXPECT_TRUE(j["ok"].get<bool>());
+}
+
+// ---- writing ---------------------------------------------------------------
+
+TEST_F(KvtoolTest, PutDeleteAndCompact) {
+  ExpectError(Run({"put", db_, "k", "v"}), 3, db_);
+  RunResult r = Run({"put", db_, "k", "v", "--create"});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_EQ("v\n", Run({"get", db_, "k"}).out);
+  ASSERT_EQ(0, Run({"put", db_, "k2", "v2"}).code);
+  ASSERT_EQ(0, Run({"delete", db_, "k"}).code);
+  EXPECT_EQ(1, Run({"get", db_, "k"}).code);
+  r = Run({"compact", db_});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("L0=")) << r.out;
+  EXPECT_EQ("v2\n", Run({"get", db_, "k2"}).out);
+  json j = RunJson({"info", db_, "--json", "--samples", "0"});
+  EXPECT_GE(j["total"]["segments"].get<int>(), 1);
+}
+
+TEST_F(KvtoolTest, WritingToALockedDatabaseExitsWithCode5) {
+  BuildDb(1, 10);
+  Options options;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, db_, &db).ok());
+  const auto before = Snapshot(db_);
+  ExpectError(Run({"put", db_, "k", "v"}), 5, "locked");
+  ExpectError(Run({"delete", db_, Key(1)}), 5, "locked");
+  ExpectError(Run({"compact", db_}), 5, "locked");
+  // Reading needs no lock.
+  EXPECT_EQ("value-1\n", Run({"get", db_, Key(1)}).out);
+  EXPECT_EQ(before, Snapshot(db_));
+}
+
+TEST_F(KvtoolTest, LoadWritesEveryLineInBatches) {
+  std::string input;
+  for (int i = 0; i < 2500; i++) {
+    input += Key(i) + "\tval\tue-" + std::to_string(i) + "\n";
+  }
+  input += "\r\n";  // a blank (CRLF) line is skipped
+  input += "crlf\tdos\r\n";
+  const std::string file = dir_.File("in.tsv");
+  WriteAll(file, input);
+  RunResult r = Run({"load", db_, file, "--create", "--batch", "700"});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_EQ("loaded 2501 records from " + file + " into " + db_ + "\n", r.out);
+  EXPECT_TRUE(r.err.empty()) << r.err;  // stdout is not a terminal
+  EXPECT_EQ("val\tue-2499\n", Run({"get", db_, Key(2499)}).out);
+  EXPECT_EQ("dos\n", Run({"get", db_, "crlf"}).out);
+
+  r = Run({"load", db_, "-"}, "from\tstdin\n");
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_EQ("stdin\n", Run({"get", db_, "from"}).out);
+}
+
+TEST_F(KvtoolTest, LoadStopsAtTheFirstMalformedLine) {
+  std::string input;
+  for (int i = 0; i < 1500; i++) input += Key(i) + "\tv\n";
+  input += "no tab on this line\n";
+  input += "after\tbad\n";
+  const std::string file = dir_.File("bad.tsv");
+  WriteAll(file, input);
+  RunResult r = Run({"load", db_, file, "--create"});
+  ExpectError(r, 2, file + ":1501: malformed line (no tab");
+  EXPECT_NE(std::string::npos, r.err.find("1500 records loaded")) << r.err;
+  EXPECT_EQ(0, Run({"get", db_, Key(1499)}).code);
+  EXPECT_EQ(1, Run({"get", db_, "after"}).code);
+
+  ExpectError(Run({"load", db_, "-"}, "\tvalue\n"), 2,
+              "<stdin>:1: malformed line (empty key)");
+}
+
+}  // namespace
+}  // namespace bloomkv

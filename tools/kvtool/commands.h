@@ -1,0 +1,119 @@
+// The kvtool subcommands, one function each, independent of the command-line
+// parser (main.cc maps parsed arguments onto these calls).
+//
+// Every Run* function writes its report to ctx.out (JSON when ctx.json is
+// set, aligned text otherwise), writes at most one "kvtool: error: ..." line
+// to ctx.err, and returns an exit code from exit_codes.h. Read-only commands
+// open the database with DB::OpenForReadOnly or read files directly, so they
+// never change a byte on disk.
+// Thread-safety: each call is independent; ctx's streams must not be shared
+// with concurrent calls.
+#ifndef BLOOMKV_TOOLS_KVTOOL_COMMANDS_H_
+#define BLOOMKV_TOOLS_KVTOOL_COMMANDS_H_
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+
+namespace bloomkv {
+class DB;
+class Status;
+}  // namespace bloomkv
+
+namespace bloomkv::kvtool {
+
+struct Context {
+  std::ostream* out = nullptr;
+  std::ostream* err = nullptr;
+  bool json = false;  // machine-readable output on *out
+};
+
+// Default number of made-up absent keys probed by info, segments and
+// filter-check to measure false-positive rates.
+constexpr uint64_t kDefaultSamples = 1000;
+
+// ---- database inspection (inspect_commands.cc) ----------------------------
+
+// Per level: segments, sizes, entries, filter memory, bits per key,
+// theoretical and measured false-positive rates. `samples` absent keys from
+// inside the segments' key ranges are looked up (read-only) to measure the
+// filters on the real read path; 0 skips that.
+int RunInfo(const Context& ctx, const std::string& db, uint64_t samples,
+            uint64_t seed);
+
+// One row per live segment, with the same measurement as RunInfo.
+int RunSegments(const Context& ctx, const std::string& db, uint64_t samples,
+                uint64_t seed);
+
+// One lookup of key, traced: memtables, every segment considered and its
+// outcome, blocks and bytes read, final answer.
+int RunExplain(const Context& ctx, const std::string& db,
+               const std::string& key);
+
+// Probes `samples` random keys confirmed absent against every segment's
+// filter, and compares measured with theoretical false-positive rates.
+int RunFilterCheck(const Context& ctx, const std::string& db, uint64_t samples,
+                   uint64_t seed);
+
+// ---- reads and writes (data_commands.cc) ----------------------------------
+
+// Prints the value (raw bytes followed by a newline, or JSON). A missing key
+// is exit code 1 with an error line.
+int RunGet(const Context& ctx, const std::string& db, const std::string& key);
+
+struct ScanRange {
+  std::optional<std::string> from;  // inclusive
+  std::optional<std::string> to;    // exclusive
+  uint64_t limit = 0;               // 0: no limit
+};
+// Key/value pairs in key order, one "key<TAB>value" line each (escaped with
+// Printable) or a JSON document.
+int RunScan(const Context& ctx, const std::string& db, const ScanRange& range);
+
+// create: make the database if it does not exist.
+int RunPut(const Context& ctx, const std::string& db, const std::string& key,
+           const std::string& value, bool create);
+int RunDelete(const Context& ctx, const std::string& db,
+              const std::string& key);
+
+// Compacts the whole database; see CompactAll.
+int RunCompact(const Context& ctx, const std::string& db);
+
+// The one call RunCompact makes, isolated so that it can follow the DB API.
+Status CompactAll(DB* db);
+
+// ---- bulk load (load_command.cc) ------------------------------------------
+
+struct LoadOptions {
+  bool create = false;  // make the database if it does not exist
+  // Show a progress bar on *err. main.cc sets it when stdout is a terminal.
+  bool progress = false;
+  // Records per WriteBatch.
+  uint64_t batch_records = 1000;
+};
+// Loads tab-separated "key<TAB>value" lines from `input` ("-" = stdin).
+// Stops at the first malformed line (exit code 2, naming the line number and
+// how many records were loaded before it; those stay loaded).
+int RunLoad(const Context& ctx, const std::string& db, const std::string& input,
+            const LoadOptions& options);
+
+// ---- single segment files (file_commands.cc) ------------------------------
+
+// Properties, block count and sizes, compression ratio, filter parameters
+// and key range of one segment file.
+int RunSegment(const Context& ctx, const std::string& file);
+
+// Every entry of one segment file: key, sequence, type, value. limit 0 means
+// all.
+int RunDump(const Context& ctx, const std::string& file, uint64_t limit);
+
+// ---- integrity (verify_command.cc) ----------------------------------------
+
+// Checks every checksum of a database (segments, manifest, logs) or of one
+// file. Exit code 0 when clean, 1 with one line per problem otherwise.
+int RunVerify(const Context& ctx, const std::string& path);
+
+}  // namespace bloomkv::kvtool
+
+#endif  // BLOOMKV_TOOLS_KVTOOL_COMMANDS_H_

@@ -1,0 +1,131 @@
+// kvtool get, scan, put, delete and compact: reading and changing data
+// through the public DB API. get and scan open the database read-only.
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "bloomkv/db.h"
+#include "tools/kvtool/commands.h"
+#include "tools/kvtool/db_access.h"
+#include "tools/kvtool/exit_codes.h"
+#include "tools/kvtool/format.h"
+
+namespace bloomkv::kvtool {
+
+using json = nlohmann::ordered_json;
+
+Status CompactAll(DB* db) {
+  // Until DB::CompactRange exists, a full compaction can only be
+  // approximated by flushing the memtable; this is the one call to change
+  // to db->CompactRange(nullptr, nullptr).
+  return db->Flush();
+}
+
+int RunGet(const Context& ctx, const std::string& path,
+           const std::string& key) {
+  std::unique_ptr<DB> db;
+  int code = OpenDbReadOnly(*ctx.err, path, &db);
+  if (code != kExitOk) return code;
+  std::string value;
+  Status s = db->Get(ReadOptions(), key, &value);
+  if (!s.ok() && !s.IsNotFound()) return FailWith(*ctx.err, s);
+  if (ctx.json) {
+    json j = {{"key", Printable(key)}, {"found", s.ok()}};
+    if (s.ok()) j["value"] = Printable(value);
+    *ctx.out << j.dump(2) << "\n";
+  } else if (s.ok()) {
+    // The raw bytes, so that `kvtool get` can feed other programs.
+    ctx.out->write(value.data(), static_cast<std::streamsize>(value.size()));
+    *ctx.out << "\n";
+  }
+  if (s.IsNotFound()) {
+    return Fail(*ctx.err, kExitNotFoundOrDamaged,
+                "key not found: " + Printable(key));
+  }
+  return kExitOk;
+}
+
+int RunScan(const Context& ctx, const std::string& path,
+            const ScanRange& range) {
+  std::unique_ptr<DB> db;
+  int code = OpenDbReadOnly(*ctx.err, path, &db);
+  if (code != kExitOk) return code;
+  ReadOptions ro;
+  ro.fill_cache = false;  // a scan would only evict what it reads once
+  std::unique_ptr<Iterator> it = db->NewIterator(ro);
+  if (range.from.has_value()) {
+    it->Seek(*range.from);
+  } else {
+    it->SeekToFirst();
+  }
+  std::ostream& out = *ctx.out;
+  // JSON is streamed entry by entry, so that a scan of a large database
+  // needs no more memory than a text scan.
+  if (ctx.json) out << "{\n  \"entries\": [";
+  uint64_t n = 0;
+  for (; it->Valid(); it->Next()) {
+    if (range.limit != 0 && n >= range.limit) break;
+    if (range.to.has_value() && it->key().compare(*range.to) >= 0) break;
+    if (ctx.json) {
+      json e = {{"key", Printable(it->key())},
+                {"value", Printable(it->value())}};
+      out << (n == 0 ? "\n    " : ",\n    ") << e.dump();
+    } else {
+      out << Printable(it->key()) << "\t" << Printable(it->value()) << "\n";
+    }
+    n++;
+  }
+  Status s = it->status();
+  if (ctx.json) {
+    out << (n == 0 ? "]" : "\n  ]") << ",\n  \"count\": " << n
+        << ",\n  \"complete\": " << (s.ok() ? "true" : "false") << "\n}\n";
+  }
+  out.flush();
+  if (!s.ok()) return FailWith(*ctx.err, s);
+  return kExitOk;
+}
+
+int RunPut(const Context& ctx, const std::string& path, const std::string& key,
+           const std::string& value, bool create) {
+  std::unique_ptr<DB> db;
+  int code = OpenDbForWrite(*ctx.err, path, create, &db);
+  if (code != kExitOk) return code;
+  WriteOptions wo;
+  wo.sync = true;  // the tool exits right after: make the write durable
+  Status s = db->Put(wo, key, value);
+  if (!s.ok()) return FailWith(*ctx.err, s);
+  return kExitOk;
+}
+
+int RunDelete(const Context& ctx, const std::string& path,
+              const std::string& key) {
+  std::unique_ptr<DB> db;
+  int code = OpenDbForWrite(*ctx.err, path, /*create=*/false, &db);
+  if (code != kExitOk) return code;
+  WriteOptions wo;
+  wo.sync = true;
+  Status s = db->Delete(wo, key);
+  if (!s.ok()) return FailWith(*ctx.err, s);
+  return kExitOk;
+}
+
+int RunCompact(const Context& ctx, const std::string& path) {
+  std::unique_ptr<DB> db;
+  int code = OpenDbForWrite(*ctx.err, path, /*create=*/false, &db);
+  if (code != kExitOk) return code;
+  Status s = CompactAll(db.get());
+  if (!s.ok()) return FailWith(*ctx.err, s);
+  std::string files;
+  *ctx.out << "compacted " << path << "; segments per level:";
+  // Levels past the last one answer false, which ends the loop early.
+  for (int level = 0;; level++) {
+    if (!db->GetProperty("bloomkv.num-files-at-level" + std::to_string(level),
+                         &files)) {
+      break;
+    }
+    if (files != "0") *ctx.out << " L" << level << "=" << files;
+  }
+  *ctx.out << "\n";
+  return kExitOk;
+}
+
+}  // namespace bloomkv::kvtool

@@ -1,0 +1,196 @@
+// kvtool load: bulk-loads tab-separated key/value lines in write batches,
+// with a progress bar for people watching a terminal.
+//
+// Input format, one record per line: the key is everything before the first
+// tab, the value everything after it (it may contain more tabs), both taken
+// as raw bytes. A trailing carriage return is dropped (so CRLF files load as
+// expected) and empty lines are skipped. A line without a tab, with an empty
+// key or with a key or value over the database limits is malformed: loading
+// stops there, after writing every record before it.
+#include <sys/stat.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+
+#include "bloomkv/db.h"
+#include "bloomkv/write_batch.h"
+#include "tools/kvtool/commands.h"
+#include "tools/kvtool/db_access.h"
+#include "tools/kvtool/exit_codes.h"
+#include "tools/kvtool/format.h"
+
+namespace bloomkv::kvtool {
+namespace {
+
+// A batch is written once it holds this many bytes even if it has fewer
+// records than asked for, so that huge values do not build huge batches.
+constexpr size_t kMaxBatchBytes = 4 << 20;
+// The progress bar is redrawn at most this often.
+constexpr auto kProgressInterval = std::chrono::milliseconds(200);
+constexpr int kBarWidth = 24;
+
+using Clock = std::chrono::steady_clock;
+
+// "1:05:09" or "4:07".
+std::string Duration(double seconds) {
+  if (!(seconds >= 0) || seconds > 1e7) return "?";
+  const uint64_t s = static_cast<uint64_t>(seconds + 0.5);
+  char buf[32];
+  if (s >= 3600) {
+    std::snprintf(buf, sizeof(buf), "%llu:%02llu:%02llu",
+                  static_cast<unsigned long long>(s / 3600),
+                  static_cast<unsigned long long>(s / 60 % 60),
+                  static_cast<unsigned long long>(s % 60));
+  } else {
+    std::snprintf(buf, sizeof(buf), "%llu:%02llu",
+                  static_cast<unsigned long long>(s / 60),
+                  static_cast<unsigned long long>(s % 60));
+  }
+  return buf;
+}
+
+class Progress {
+ public:
+  // total_bytes 0: unknown (stdin, a pipe), so no percentage and no ETA.
+  Progress(std::ostream* err, bool enabled, uint64_t total_bytes)
+      : err_(err), enabled_(enabled), total_bytes_(total_bytes) {}
+
+  void Update(uint64_t records, uint64_t bytes, bool final) {
+    if (!enabled_) return;
+    const Clock::time_point now = Clock::now();
+    if (!final && now - last_draw_ < kProgressInterval) return;
+    last_draw_ = now;
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double rate = elapsed > 0 ? records / elapsed : 0;
+    std::string line = "\r";
+    if (total_bytes_ > 0) {
+      const double done =
+          std::min(1.0, static_cast<double>(bytes) / total_bytes_);
+      const int filled = static_cast<int>(done * kBarWidth);
+      line += "[" + std::string(filled, '#') +
+              std::string(kBarWidth - filled, '-') + "] " +
+              Fixed(done * 100, 0) + "%  ";
+      const double byte_rate = elapsed > 0 ? bytes / elapsed : 0;
+      line += "ETA " +
+              (byte_rate > 0
+                   ? Duration((total_bytes_ - std::min(bytes, total_bytes_)) /
+                              byte_rate)
+                   : std::string("?")) +
+              "  ";
+    }
+    line += std::to_string(records) + " records, " + HumanBytes(bytes) + ", " +
+            Fixed(rate, 0) + " records/s   ";
+    *err_ << line;
+    if (final) *err_ << "\n";
+    err_->flush();
+  }
+
+ private:
+  std::ostream* const err_;
+  const bool enabled_;
+  const uint64_t total_bytes_;
+  const Clock::time_point start_ = Clock::now();
+  Clock::time_point last_draw_{};
+};
+
+// Why line is malformed, or "" when it is a good record.
+std::string CheckLine(const std::string& line, size_t tab) {
+  if (tab == std::string::npos) return "no tab between key and value";
+  if (tab == 0) return "empty key";
+  if (tab > kMaxKeySize) return "key longer than the 64 KiB limit";
+  if (line.size() - tab - 1 > kMaxValueSize) {
+    return "value longer than the 32 MiB limit";
+  }
+  return "";
+}
+
+}  // namespace
+
+int RunLoad(const Context& ctx, const std::string& path,
+            const std::string& input, const LoadOptions& options) {
+  std::istream* in = &std::cin;
+  std::ifstream file;
+  uint64_t total_bytes = 0;
+  const std::string input_name = input == "-" ? "<stdin>" : input;
+  if (input != "-") {
+    struct stat st;
+    if (::stat(input.c_str(), &st) != 0) {
+      return Fail(*ctx.err, kExitNotADatabase, input + ": no such file");
+    }
+    if (S_ISDIR(st.st_mode)) {
+      return Fail(*ctx.err, kExitUsage, input + ": is a directory");
+    }
+    if (S_ISREG(st.st_mode)) total_bytes = static_cast<uint64_t>(st.st_size);
+    file.open(input, std::ios::binary);
+    if (!file) return Fail(*ctx.err, kExitIOError, input + ": cannot open");
+    in = &file;
+  }
+
+  std::unique_ptr<DB> db;
+  int code = OpenDbForWrite(*ctx.err, path, options.create, &db);
+  if (code != kExitOk) return code;
+
+  Progress progress(ctx.err, options.progress, total_bytes);
+  WriteBatch batch;
+  uint64_t written = 0;  // records in batches already written
+  // The last batch is written with sync, so that everything loaded is
+  // durable when the tool exits; earlier ones ride on it.
+  auto write_batch = [&](bool sync) -> Status {
+    if (batch.Count() == 0) return Status::OK();
+    WriteOptions wo;
+    wo.sync = sync;
+    Status s = db->Write(wo, &batch);
+    if (s.ok()) written += batch.Count();
+    batch.Clear();
+    return s;
+  };
+
+  std::string line;
+  uint64_t line_number = 0;
+  uint64_t bytes = 0;
+  while (std::getline(*in, line)) {
+    line_number++;
+    bytes += line.size() + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    const size_t tab = line.find('\t');
+    const std::string problem = CheckLine(line, tab);
+    if (!problem.empty()) {
+      Status s = write_batch(/*sync=*/true);
+      progress.Update(written, bytes, /*final=*/true);
+      if (!s.ok()) return FailWith(*ctx.err, s);
+      return Fail(*ctx.err, kExitUsage,
+                  input_name + ":" + std::to_string(line_number) +
+                      ": malformed line (" + problem + "); stopped there, " +
+                      std::to_string(written) + " records loaded before it");
+    }
+    // Write a full batch only now that another record follows it, so that
+    // the final batch (written with sync) is never empty.
+    if (batch.Count() >= options.batch_records ||
+        batch.ApproximateSize() >= kMaxBatchBytes) {
+      Status s = write_batch(/*sync=*/false);
+      if (!s.ok()) return FailWith(*ctx.err, s);
+    }
+    batch.Put(Slice(line.data(), tab),
+              Slice(line.data() + tab + 1, line.size() - tab - 1));
+    progress.Update(written + batch.Count(), bytes, /*final=*/false);
+  }
+  if (in->bad()) {
+    Status s = write_batch(/*sync=*/true);
+    s.PermitUncheckedError();
+    return Fail(*ctx.err, kExitIOError,
+                input_name + ": read error after line " +
+                    std::to_string(line_number) + "; " +
+                    std::to_string(written) + " records loaded");
+  }
+  Status s = write_batch(/*sync=*/true);
+  progress.Update(written, bytes, /*final=*/true);
+  if (!s.ok()) return FailWith(*ctx.err, s);
+  *ctx.out << "loaded " << written << " records from " << input_name << " into "
+           << path << "\n";
+  return kExitOk;
+}
+
+}  // namespace bloomkv::kvtool

@@ -1,0 +1,252 @@
+// kvtool: the operator's command line for bloomkv databases. This file only
+// maps the command line onto the functions in commands.h; every parse error
+// and every exception ends as one "kvtool: error: ..." line and a documented
+// exit code, never a crash.
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <cstdint>
+#include <exception>
+#include <iostream>
+#include <optional>
+#include <string>
+
+#include "tools/kvtool/commands.h"
+#include "tools/kvtool/exit_codes.h"
+#include "tools/kvtool/sampling.h"
+
+namespace bloomkv::kvtool {
+namespace {
+
+// Caps on user-supplied counts that size in-memory work.
+constexpr uint64_t kMaxSamples = 10'000'000;
+constexpr uint64_t kMaxBatchRecords = 1'000'000;
+
+constexpr char kDescription[] =
+    "kvtool: inspect, verify, explain and edit bloomkv databases.\n"
+    "DB is a database directory, FILE a single segment (.seg) file.\n"
+    "Read-only subcommands (info, segments, segment, get, scan, dump, "
+    "explain, verify, filter-check) never change a byte on disk.";
+
+struct Args {
+  std::string db;
+  std::string file;
+  std::string key;
+  std::string value;
+  std::string input;
+  bool json = false;
+  bool create = false;
+  uint64_t samples = kDefaultSamples;
+  std::optional<uint64_t> seed;
+  uint64_t limit = 0;
+  uint64_t batch = 1000;
+  std::optional<std::string> from;
+  std::optional<std::string> to;
+};
+
+void AddJson(CLI::App* sub, Args* a) {
+  sub->add_flag("--json", a->json,
+                "Print one JSON document instead of text (user bytes are "
+                "escaped as in text output)");
+}
+void AddDb(CLI::App* sub, Args* a) {
+  sub->add_option("DB", a->db, "Database directory")->required();
+}
+void AddSamples(CLI::App* sub, Args* a, const char* what) {
+  sub->add_option("--samples", a->samples, what)
+      ->check(CLI::Range(uint64_t{0}, kMaxSamples));
+  sub->add_option("--seed", a->seed,
+                  "Seed for the made-up keys (default: from the clock; the "
+                  "seed used is printed)");
+}
+
+int Run(int argc, char** argv) {
+  Args a;
+  CLI::App app(kDescription, "kvtool");
+  app.require_subcommand(1);
+  app.footer(std::string("\n") + ExitCodeTable() +
+             "\nSee docs/kvtool.md for examples of every subcommand.");
+  app.get_formatter()->column_width(34);
+
+  CLI::App* info = app.add_subcommand(
+      "info",
+      "Levels: segments, sizes, entries, filter memory, bits per "
+      "key, theoretical and measured false-positive rates");
+  AddDb(info, &a);
+  AddJson(info, &a);
+  AddSamples(info, &a,
+             "Absent-key lookups (inside the key ranges) run through the "
+             "read path to measure false-positive rates; 0 skips (default "
+             "1000)");
+
+  CLI::App* segments =
+      app.add_subcommand("segments",
+                         "One row per live segment: level, size, entries, key "
+                         "range, filter and its false-positive rates");
+  AddDb(segments, &a);
+  AddJson(segments, &a);
+  AddSamples(segments, &a,
+             "Absent-key lookups used to measure false-positive rates; 0 "
+             "skips (default 1000)");
+
+  CLI::App* segment = app.add_subcommand(
+      "segment",
+      "One segment file opened directly: properties, blocks, "
+      "compression ratio, filter parameters, key range");
+  segment->add_option("FILE", a.file, "Segment file (.seg)")->required();
+  AddJson(segment, &a);
+
+  CLI::App* get = app.add_subcommand(
+      "get", "Print the value of KEY (exit code 1 if absent)");
+  AddDb(get, &a);
+  get->add_option("KEY", a.key, "Key (raw bytes)")->required();
+  AddJson(get, &a);
+
+  CLI::App* put = app.add_subcommand("put", "Store KEY -> VALUE (synced)");
+  AddDb(put, &a);
+  put->add_option("KEY", a.key, "Key")->required();
+  put->add_option("VALUE", a.value, "Value")->required();
+  put->add_flag("--create", a.create, "Create the database if missing");
+
+  CLI::App* del = app.add_subcommand("delete", "Delete KEY (synced)");
+  AddDb(del, &a);
+  del->add_option("KEY", a.key, "Key")->required();
+
+  CLI::App* scan =
+      app.add_subcommand("scan",
+                         "Print key<TAB>value lines in key order (escaped, see "
+                         "docs/kvtool.md)");
+  AddDb(scan, &a);
+  scan->add_option("--from", a.from, "First key (inclusive)");
+  scan->add_option("--to", a.to, "End key (exclusive)");
+  scan->add_option("--limit", a.limit, "At most N entries (0: all)");
+  AddJson(scan, &a);
+
+  CLI::App* dump = app.add_subcommand(
+      "dump",
+      "Every entry of one segment file with its sequence number and "
+      "type, tombstones included");
+  dump->add_option("FILE", a.file, "Segment file (.seg)")->required();
+  dump->add_option("--limit", a.limit, "At most N entries (0: all)");
+  AddJson(dump, &a);
+
+  CLI::App* explain =
+      app.add_subcommand("explain",
+                         "Trace one lookup of KEY: memtables, every segment "
+                         "considered and its outcome, blocks and bytes read");
+  AddDb(explain, &a);
+  explain->add_option("KEY", a.key, "Key")->required();
+  AddJson(explain, &a);
+
+  CLI::App* verify = app.add_subcommand(
+      "verify",
+      "Check every checksum of a database (segments, manifest, "
+      "logs) or of one file; exit code 1 lists each problem");
+  verify->add_option("PATH", a.db, "Database directory or one file")
+      ->required();
+  AddJson(verify, &a);
+
+  CLI::App* filter_check = app.add_subcommand(
+      "filter-check",
+      "Probe random absent keys against every segment's "
+      "filter: measured vs. theoretical false-positive rate");
+  AddDb(filter_check, &a);
+  AddJson(filter_check, &a);
+  a.samples = kDefaultSamples;
+  AddSamples(filter_check, &a,
+             "Random keys confirmed absent, probed against every filter "
+             "(default 1000)");
+
+  CLI::App* compact =
+      app.add_subcommand("compact",
+                         "Compact the whole database (currently: flush the "
+                         "memtable; see docs/kvtool.md)");
+  AddDb(compact, &a);
+
+  CLI::App* load = app.add_subcommand(
+      "load",
+      "Load key<TAB>value lines from FILE ('-' = stdin) in batches; "
+      "stops at the first malformed line");
+  AddDb(load, &a);
+  load->add_option("FILE", a.input, "Input file, or - for stdin")->required();
+  load->add_flag("--create", a.create, "Create the database if missing");
+  load->add_option("--batch", a.batch, "Records per write batch (default 1000)")
+      ->check(CLI::Range(uint64_t{1}, kMaxBatchRecords));
+
+  // CLI11 would call an unknown subcommand an unexpected argument, or say
+  // that a subcommand is required; name the actual mistake instead.
+  if (argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == argv[1]) known = true;
+    }
+    if (!known) {
+      return Fail(std::cerr, kExitUsage,
+                  std::string("unknown subcommand '") + argv[1] +
+                      "' (see 'kvtool --help')");
+    }
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);  // help on stdout, exit code 0
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return Fail(std::cerr, kExitUsage,
+                std::string(e.what()) + " (see 'kvtool --help')");
+  }
+
+  Context ctx;
+  ctx.out = &std::cout;
+  ctx.err = &std::cerr;
+  ctx.json = a.json;
+  const uint64_t seed = a.seed.has_value() ? *a.seed : SeedFromClock();
+
+  if (info->parsed()) return RunInfo(ctx, a.db, a.samples, seed);
+  if (segments->parsed()) return RunSegments(ctx, a.db, a.samples, seed);
+  if (segment->parsed()) return RunSegment(ctx, a.file);
+  if (get->parsed()) return RunGet(ctx, a.db, a.key);
+  if (put->parsed()) return RunPut(ctx, a.db, a.key, a.value, a.create);
+  if (del->parsed()) return RunDelete(ctx, a.db, a.key);
+  if (scan->parsed()) {
+    ScanRange range;
+    range.from = a.from;
+    range.to = a.to;
+    range.limit = a.limit;
+    return RunScan(ctx, a.db, range);
+  }
+  if (dump->parsed()) return RunDump(ctx, a.file, a.limit);
+  if (explain->parsed()) return RunExplain(ctx, a.db, a.key);
+  if (verify->parsed()) return RunVerify(ctx, a.db);
+  if (filter_check->parsed()) {
+    return RunFilterCheck(ctx, a.db, a.samples, seed);
+  }
+  if (compact->parsed()) return RunCompact(ctx, a.db);
+  if (load->parsed()) {
+    LoadOptions lo;
+    lo.create = a.create;
+    lo.progress = ::isatty(STDOUT_FILENO) == 1;
+    lo.batch_records = a.batch;
+    return RunLoad(ctx, a.db, a.input, lo);
+  }
+  return Fail(std::cerr, kExitUsage, "no subcommand (see 'kvtool --help')");
+}
+
+}  // namespace
+}  // namespace bloomkv::kvtool
+
+int main(int argc, char** argv) {
+  try {
+    return bloomkv::kvtool::Run(argc, argv);
+  } catch (const std::exception& e) {
+    return bloomkv::kvtool::Fail(std::cerr, bloomkv::kvtool::kExitIOError,
+                                 std::string("internal error: ") + e.what());
+  } catch (...) {
+    return bloomkv::kvtool::Fail(std::cerr, bloomkv::kvtool::kExitIOError,
+                                 "internal error");
+  }
+}

@@ -328,11 +328,13 @@ TEST(CompactionTest, KilledDuringHeavyCompactionLosesNothing) {
       }
     }
     close(fds[1]);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100 + rnd.Uniform(400)));
+    // The kill comes at a random moment after the child is up and writing.
+    int acked = -1, i;
+    if (read(fds[0], &i, sizeof(i)) == sizeof(i)) acked = i;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50 + rnd.Uniform(400)));
     kill(pid, SIGKILL);
     int status;
     waitpid(pid, &status, 0);
-    int acked = -1, i;
     while (read(fds[0], &i, sizeof(i)) == sizeof(i)) acked = i;
     close(fds[0]);
     ASSERT_GE(acked, 0) << "the child acknowledged nothing";

@@ -141,11 +141,14 @@ TEST(DurabilityTest, KilledProcessLosesNoAcknowledgedWrite) {
         }
       }
       close(fds[1]);
-      std::this_thread::sleep_for(std::chrono::milliseconds(50 + rnd.Uniform(250)));
+      // The kill comes at a random moment after the child is up and writing
+      // (opening may be slow, e.g. under a sanitizer).
+      int acked = first - 1, i;
+      if (read(fds[0], &i, sizeof(i)) == sizeof(i)) acked = i;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20 + rnd.Uniform(200)));
       kill(pid, SIGKILL);
       int status;
       waitpid(pid, &status, 0);
-      int acked = first - 1, i;
       while (read(fds[0], &i, sizeof(i)) == sizeof(i)) acked = i;
       close(fds[0]);
       ASSERT_GT(acked, first) << "the child acknowledged nothing";

@@ -13,12 +13,7 @@ namespace bloomkv::kvtool {
 
 using json = nlohmann::ordered_json;
 
-Status CompactAll(DB* db) {
-  // Until DB::CompactRange exists, a full compaction can only be
-  // approximated by flushing the memtable; this is the one call to change
-  // to db->CompactRange(nullptr, nullptr).
-  return db->Flush();
-}
+Status CompactAll(DB* db) { return db->CompactRange(nullptr, nullptr); }
 
 int RunGet(const Context& ctx, const std::string& path,
            const std::string& key) {

@@ -159,8 +159,8 @@ int Run(int argc, char** argv) {
 
   CLI::App* compact =
       app.add_subcommand("compact",
-                         "Compact the whole database (currently: flush the "
-                         "memtable; see docs/kvtool.md)");
+                         "Compact the whole database: flush, merge every "
+                         "level down, drop overwritten and deleted entries");
   AddDb(compact, &a);
 
   CLI::App* load = app.add_subcommand(

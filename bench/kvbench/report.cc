@@ -209,6 +209,7 @@ void PrintTable(FILE* out, const std::vector<RunResult>& runs) {
   for (const RunResult& r : runs) {
     for (const PhaseResult& p : r.phases) {
       const PhaseFigures f = Figures(p);
+      const bool lookups = p.is_read();
       std::fprintf(
           out,
           "%-8s %-7s %-9s %9llu %9.1f %8.2f %8.2f %9.2f %6s %6s %6s %7.3f "
@@ -218,10 +219,11 @@ void PrintTable(FILE* out, const std::vector<RunResult>& runs) {
           p.latency_ns.Percentile(50) / 1000,
           p.latency_ns.Percentile(99) / 1000,
           p.latency_ns.Percentile(99.9) / 1000,
-          Opt(f.segments_consulted, "%.2f").c_str(),
-          Opt(f.filter_negatives, "%.2f").c_str(),
-          Opt(f.filter_false_positives, "%.3f").c_str(), f.blocks_read,
-          f.bytes_read, f.env_reads);
+          Opt(lookups ? f.segments_consulted : std::nullopt, "%.2f").c_str(),
+          Opt(lookups ? f.filter_negatives : std::nullopt, "%.2f").c_str(),
+          Opt(lookups ? f.filter_false_positives : std::nullopt, "%.3f")
+              .c_str(),
+          f.blocks_read, f.bytes_read, f.env_reads);
     }
   }
   std::fprintf(out, "\n");
@@ -508,8 +510,10 @@ Status WritePlotFiles(const std::string& dir,
        << last
        << "] 'lookups.dat' using i:xtic(1) title columnheader(i)\n"
           "set output 'blocks.png'\n"
-          "set title 'Data blocks read per lookup'\n"
+          "set title 'Data blocks read per lookup (log scale)'\n"
           "set ylabel 'blocks read / lookup'\n"
+          "set logscale y\n"
+          "set yrange [0.001:*]\n"
           "plot for [i=2:"
        << last << "] 'blocks.dat' using i:xtic(1) title columnheader(i)\n";
   }
@@ -521,8 +525,8 @@ Status WritePlotFiles(const std::string& dir,
           "set ylabel 'false positives (%)'\n"
           "set logscale y\n"
           "set yrange [*:*]\n"
-          "plot 'fp.dat' using 1:2 title 'measured' pt 7, "
-          "'fp.dat' using 1:3 title 'theoretical' pt 6 dt 2\n";
+          "plot 'fp.dat' using 1:3 title 'theoretical' with lines lw 2, "
+          "'fp.dat' using 1:2 title 'measured' with points pt 7 ps 1.5\n";
   }
   const std::pair<const char*, std::string> files[] = {
       {"lookups.dat", lookups.str()},

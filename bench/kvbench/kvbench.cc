@@ -6,7 +6,7 @@
 // figure as JSON and gnuplot charts. See docs/benchmarks.md for commands.
 //
 //   kvbench --num=1000000 --benchmarks=fill,mixed --compare
-//   kvbench --fp_sweep=1,2,4,6,8,10,12,16 --benchmarks=
+//   kvbench --fp_sweep=1,2,4,6,8,10,12,16 --benchmarks=none
 //
 // Thread-safety: main drives everything; phases use --threads workers.
 #include <CLI/CLI.hpp>
@@ -243,7 +243,8 @@ int Main(int argc, char** argv) {
                  "directory for the stores (default: fresh under /tmp)");
   app.add_flag("--keep", flags.keep, "keep the stores afterwards");
   app.add_option("--benchmarks", flags.benchmarks,
-                 "fill,readhit,readmiss,mixed,overwrite,delete,scan");
+                 "fill,readhit,readmiss,mixed,overwrite,delete,scan, or "
+                 "none (e.g. with --fp_sweep)");
   app.add_option("--json", flags.json, "write every figure to this file");
   app.add_option("--plot_dir", flags.plot_dir,
                  "write gnuplot data and kvbench.gp here");
@@ -261,7 +262,9 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "--value_min must not exceed --value_max\n");
     return 2;
   }
-  const std::vector<std::string> phases = SplitCommas(flags.benchmarks);
+  const std::vector<std::string> phases = flags.benchmarks == "none"
+                                              ? std::vector<std::string>()
+                                              : SplitCommas(flags.benchmarks);
   for (const std::string& p : phases) {
     if (!IsKnownPhase(p)) {
       std::fprintf(stderr, "unknown benchmark: %s\n", p.c_str());

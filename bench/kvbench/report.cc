@@ -240,11 +240,13 @@ void PrintTable(FILE* out, const std::vector<RunResult>& runs) {
         static_cast<unsigned long long>(r.filters.files),
         static_cast<unsigned long long>(r.filters.files_at_level0),
         r.filters.filter_bytes ? Mib(*r.filters.filter_bytes).c_str() : "-",
-        Opt(r.filters.measured_fp_rate
-                ? std::optional<double>(*r.filters.measured_fp_rate * 100)
-                : std::nullopt,
-            "%.3f%%")
-            .c_str(),
+        r.filters_on()
+            ? Opt(r.filters.measured_fp_rate
+                      ? std::optional<double>(*r.filters.measured_fp_rate * 100)
+                      : std::nullopt,
+                  "%.3f%%")
+                  .c_str()
+            : "n/a (no filter)",
         Opt(r.filters.theoretical_fp_rate
                 ? std::optional<double>(*r.filters.theoretical_fp_rate * 100)
                 : std::nullopt,

@@ -1,0 +1,124 @@
+// Engine: the storage engine under test, as kvbench drives it. One adapter
+// per engine (bloomkv, and LevelDB and RocksDB when their development
+// packages were found at configure time) maps it onto the engine's own API
+// and counters, so every workload runs unchanged against each.
+//
+// Counters come from two places. Every adapter runs its engine on a counting
+// file-system wrapper, so `file_*` counts are comparable across engines: a
+// read is one call that reached a file (a data block that missed the block
+// cache, or an index/filter block when a table is opened). The engine's own
+// statistics fill the rest where it has them; a field is std::nullopt where
+// it does not (see each adapter's file comment for what "data blocks read"
+// means there).
+//
+// Thread-safety: Put/Get/Delete/Scan and Counters may be called from many
+// threads at once; Open, Settle and the destructor need exclusive access.
+#ifndef BLOOMKV_BENCH_KVBENCH_ENGINE_H_
+#define BLOOMKV_BENCH_KVBENCH_ENGINE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bloomkv/slice.h"
+#include "bloomkv/status.h"
+
+namespace bloomkv::bench {
+
+struct EngineOptions {
+  double bits_per_key = 10;  // 0: no filters
+  size_t block_cache_bytes = 8 << 20;
+  size_t write_buffer_bytes = 4 << 20;
+};
+
+// Monotonic counters since Open.
+struct EngineCounters {
+  // Counted by the adapter's file-system wrapper (every engine).
+  uint64_t file_reads = 0;  // random-access read calls
+  uint64_t file_read_bytes = 0;
+  uint64_t file_bytes_written = 0;  // every byte appended to any file
+
+  // The engine's own statistics, where it keeps them.
+  std::optional<uint64_t> gets;
+  std::optional<uint64_t> segments_consulted;
+  std::optional<uint64_t> filter_negatives;
+  std::optional<uint64_t> filter_false_positives;
+  std::optional<uint64_t> data_blocks_read;
+  std::optional<uint64_t> data_bytes_read;
+};
+
+// The filters of the live files, from the engine's per-file records.
+struct FilterSummary {
+  uint64_t files = 0;
+  uint64_t files_at_level0 = 0;
+  std::optional<uint64_t> filter_bytes;  // held in memory
+  // Key-weighted mean of each file's theoretical false-positive rate.
+  std::optional<double> theoretical_fp_rate;
+  // False positives among lookups of keys a file does not hold, since Open.
+  std::optional<double> measured_fp_rate;
+};
+
+class Engine {
+ public:
+  Engine() = default;
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+  virtual ~Engine() = default;
+
+  // "bloomkv", "leveldb" or "rocksdb".
+  virtual const char* Name() const = 0;
+  // One line: filter, block cache, compression and anything else a reader
+  // of the results needs to know about this configuration.
+  virtual std::string Describe() const = 0;
+
+  virtual Status Put(const Slice& key, const Slice& value) = 0;
+  // Applies all pairs atomically.
+  virtual Status PutBatch(
+      const std::vector<std::pair<std::string, std::string>>& pairs) = 0;
+  virtual Status Delete(const Slice& key) = 0;
+  // OK and *found = false when the key is absent.
+  virtual Status Get(const Slice& key, std::string* value, bool* found) = 0;
+  // Reads up to n entries from the first key >= start; *count gets how many.
+  virtual Status Scan(const Slice& start, size_t n, uint64_t* count) = 0;
+
+  // Writes the memtable out and waits for it.
+  virtual Status Flush() = 0;
+  // Compacts the whole key space; NotSupported where the engine cannot.
+  virtual Status CompactAll() = 0;
+
+  virtual EngineCounters Counters() = 0;
+  virtual FilterSummary Filters() = 0;
+  // The engine's own estimate of its memory use, where it has one.
+  virtual std::optional<uint64_t> MemoryUsage() = 0;
+};
+
+// Brings a freshly written store to the state reads are measured in: the
+// memtable flushed and, where the engine offers it, everything compacted.
+Status SettleStore(Engine& engine);
+
+// Opens (creating) a store of the named engine in the empty directory
+// `path`. NotSupported for an engine this build does not include.
+Status OpenEngine(const std::string& name, const EngineOptions& options,
+                  const std::string& path, std::unique_ptr<Engine>* engine);
+
+// The engines this build includes, bloomkv first.
+std::vector<std::string> AvailableEngines();
+
+// Adapters; each in its own file.
+Status OpenBloomkvEngine(const EngineOptions& options, const std::string& path,
+                         std::unique_ptr<Engine>* engine);
+#ifdef BLOOMKV_BENCH_HAVE_LEVELDB
+Status OpenLevelDbEngine(const EngineOptions& options, const std::string& path,
+                         std::unique_ptr<Engine>* engine);
+#endif
+#ifdef BLOOMKV_BENCH_HAVE_ROCKSDB
+Status OpenRocksDbEngine(const EngineOptions& options, const std::string& path,
+                         std::unique_ptr<Engine>* engine);
+#endif
+
+}  // namespace bloomkv::bench
+
+#endif  // BLOOMKV_BENCH_KVBENCH_ENGINE_H_

@@ -1,0 +1,92 @@
+// Report: what kvbench measured, as a table on stdout, a JSON document and
+// gnuplot charts.
+//
+// Thread-safety: plain functions over finished results; single-threaded.
+#ifndef BLOOMKV_BENCH_KVBENCH_REPORT_H_
+#define BLOOMKV_BENCH_KVBENCH_REPORT_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "bench/kvbench/engine.h"
+#include "bench/kvbench/workload.h"
+#include "bloomkv/status.h"
+
+namespace bloomkv::bench {
+
+// One engine in one filter setting: a fresh store, filled and measured.
+struct RunResult {
+  std::string engine;
+  double bits_per_key = 0;  // 0: filters off
+  std::string description;
+  std::vector<PhaseResult> phases;
+  double settle_seconds = 0;  // flush (+ compaction) before reads
+  FilterSummary filters;      // after the last phase
+  uint64_t disk_bytes = 0;    // files in the store's directory at the end
+  uint64_t rss_at_start = 0;  // process RSS when the run began
+  uint64_t peak_rss = 0;      // VmHWM during the run (reset at its start)
+  std::optional<uint64_t> engine_memory;
+  uint64_t user_bytes_written = 0;  // keys + values given to the engine
+  uint64_t file_bytes_written = 0;  // bytes appended to its files
+  std::string error;                // empty when the run succeeded
+
+  bool filters_on() const { return bits_per_key > 0; }
+  double write_amplification() const {
+    return user_bytes_written ? double(file_bytes_written) / user_bytes_written
+                              : 0;
+  }
+  const PhaseResult* Phase(const std::string& name) const;
+};
+
+// One bits-per-key setting of --fp_sweep.
+struct SweepPoint {
+  double bits_per_key = 0;
+  uint64_t keys = 0;
+  uint64_t probes = 0;  // absent-key lookups
+  uint64_t segments = 0;
+  uint64_t filter_bytes = 0;
+  double measured_fp_rate = 0;
+  double theoretical_fp_rate = 0;
+};
+
+// The invocation, for the JSON header and the table caption.
+struct ReportContext {
+  std::vector<std::pair<std::string, std::string>> flags;  // name, value
+  std::string command_line;
+};
+
+// Figures derived from a phase's counter deltas, per operation.
+struct PhaseFigures {
+  std::optional<double> segments_consulted;
+  std::optional<double> filter_negatives;
+  std::optional<double> filter_false_positives;
+  double blocks_read = 0;  // engine's data blocks, else Env reads
+  double bytes_read = 0;   // engine's data bytes, else Env bytes
+  double env_reads = 0;
+  double env_bytes = 0;
+  uint64_t rchar = 0;  // whole phase
+  uint64_t read_bytes = 0;
+};
+PhaseFigures Figures(const PhaseResult& p);
+
+void PrintTable(FILE* out, const std::vector<RunResult>& runs);
+// Filters on vs off, per engine that ran both.
+void PrintComparison(FILE* out, const std::vector<RunResult>& runs);
+void PrintSweep(FILE* out, const std::vector<SweepPoint>& sweep);
+
+Status WriteJson(const std::string& path, const ReportContext& context,
+                 const std::vector<RunResult>& runs,
+                 const std::vector<SweepPoint>& sweep);
+// Writes the data files and kvbench.gp into dir; `gnuplot kvbench.gp` run
+// in dir draws lookups.png, blocks.png and (with a sweep) fp_rate.png.
+Status WritePlotFiles(const std::string& dir,
+                      const std::vector<RunResult>& runs,
+                      const std::vector<SweepPoint>& sweep);
+
+}  // namespace bloomkv::bench
+
+#endif  // BLOOMKV_BENCH_KVBENCH_REPORT_H_

@@ -1,0 +1,217 @@
+// Workload: the phase loops. Only the engine call is timed; generating keys
+// and verifying values happen outside the measured interval.
+#include "bench/kvbench/workload.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace bloomkv::bench {
+namespace {
+
+const char* const kPhases[] = {"fill",      "readhit", "readmiss", "mixed",
+                               "overwrite", "delete",  "scan"};
+
+uint64_t NowNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+uint64_t PhaseSeed(uint64_t seed, const std::string& phase, int thread) {
+  uint64_t h = seed;
+  for (char c : phase) h = Mix64(h ^ static_cast<unsigned char>(c));
+  return Mix64(h + static_cast<uint64_t>(thread) * 0x100000001b3ull);
+}
+
+}  // namespace
+
+bool IsKnownPhase(const std::string& name) {
+  return std::find(std::begin(kPhases), std::end(kPhases), name) !=
+         std::end(kPhases);
+}
+
+bool IsWritePhase(const std::string& name) {
+  return name == "fill" || name == "overwrite" || name == "delete";
+}
+
+struct Workload::ThreadState {
+  explicit ThreadState(uint64_t seed) : rng(seed) {}
+  Rng rng;
+  std::unique_ptr<ZipfGenerator> zipf;
+  Histogram latency_ns;
+  uint64_t found = 0, not_found = 0, verify_errors = 0, user_bytes = 0;
+  Status status;
+  std::string value;
+};
+
+Workload::Workload(const WorkloadConfig& config, const ShortCodeSet& codes,
+                   const UrlGenerator& urls)
+    : config_(config), codes_(codes), urls_(urls), versions_(codes.size(), 0) {}
+
+void Workload::Lookup(Engine* engine, uint64_t code, int64_t index,
+                      ThreadState* st) {
+  const std::string key = EncodeShortCode(code);
+  bool found = false;
+  const uint64_t start = NowNanos();
+  Status s = engine->Get(key, &st->value, &found);
+  st->latency_ns.Add(NowNanos() - start);
+  if (!s.ok()) {
+    if (st->status.ok()) st->status = s;
+    return;
+  }
+  (found ? st->found : st->not_found)++;
+  const bool expected = index >= 0 && versions_[index] != kDeleted;
+  if (found != expected) {
+    st->verify_errors++;
+  } else if (found && st->value != urls_.Url(code, versions_[index])) {
+    st->verify_errors++;
+  }
+}
+
+void Workload::RunThread(const std::string& phase, Engine* engine, int thread,
+                         uint64_t ops, ThreadState* st) {
+  const uint64_t num = codes_.size();
+  const uint64_t threads = static_cast<uint64_t>(config_.threads);
+  // Writers of existing codes own the indices i with i % threads == thread,
+  // so no two threads update one code and versions_ stays exact.
+  auto owned_index = [&]() {
+    const uint64_t slots = (num + threads - 1) / threads;
+    while (true) {
+      const uint64_t i = st->rng.Uniform(slots) * threads + thread;
+      if (i < num) return i;
+    }
+  };
+  auto timed = [&](auto&& op) {
+    const uint64_t start = NowNanos();
+    Status s = op();
+    st->latency_ns.Add(NowNanos() - start);
+    if (!s.ok() && st->status.ok()) st->status = s;
+  };
+
+  if (phase == "fill") {
+    const uint64_t begin = num * thread / threads;
+    const uint64_t end = num * (thread + 1) / threads;
+    for (uint64_t i = begin; i < end && st->status.ok(); i++) {
+      const std::string key = EncodeShortCode(codes_.code(i));
+      const std::string url = urls_.Url(codes_.code(i), 0);
+      versions_[i] = 0;
+      st->user_bytes += key.size() + url.size();
+      timed([&] { return engine->Put(key, url); });
+    }
+  } else if (phase == "overwrite") {
+    for (uint64_t n = 0; n < ops && st->status.ok(); n++) {
+      const uint64_t i = owned_index();
+      const uint8_t v =
+          versions_[i] == kDeleted
+              ? 0
+              : static_cast<uint8_t>((versions_[i] + 1) % kMaxVersion);
+      versions_[i] = v;
+      const std::string key = EncodeShortCode(codes_.code(i));
+      const std::string url = urls_.Url(codes_.code(i), v);
+      st->user_bytes += key.size() + url.size();
+      timed([&] { return engine->Put(key, url); });
+    }
+  } else if (phase == "delete") {
+    for (uint64_t n = 0; n < ops && st->status.ok(); n++) {
+      const uint64_t i = owned_index();
+      versions_[i] = kDeleted;
+      const std::string key = EncodeShortCode(codes_.code(i));
+      st->user_bytes += key.size();
+      timed([&] { return engine->Delete(key); });
+    }
+  } else if (phase == "readhit") {
+    for (uint64_t n = 0; n < ops && st->status.ok(); n++) {
+      const uint64_t i = st->rng.Uniform(num);
+      Lookup(engine, codes_.code(i), static_cast<int64_t>(i), st);
+    }
+  } else if (phase == "readmiss") {
+    for (uint64_t n = 0; n < ops && st->status.ok(); n++) {
+      Lookup(engine, codes_.NeverIssued(&st->rng), -1, st);
+    }
+  } else if (phase == "mixed") {
+    for (uint64_t n = 0; n < ops && st->status.ok(); n++) {
+      if (st->rng.NextDouble() < config_.miss_ratio) {
+        Lookup(engine, codes_.NeverIssued(&st->rng), -1, st);
+      } else {
+        // Codes are issued in random order, so rank k -> the k-th code
+        // issued spreads the popular ones over the whole key space.
+        const uint64_t i = st->zipf->Next() - 1;
+        Lookup(engine, codes_.code(i), static_cast<int64_t>(i), st);
+      }
+    }
+  } else if (phase == "scan") {
+    for (uint64_t n = 0; n < ops && st->status.ok(); n++) {
+      const std::string start =
+          EncodeShortCode(st->rng.Uniform(kShortCodeSpace));
+      uint64_t count = 0;
+      timed([&] { return engine->Scan(start, config_.scan_length, &count); });
+      st->found += count;
+    }
+  }
+}
+
+Status Workload::RunPhase(const std::string& name, Engine* engine,
+                          PhaseResult* result) {
+  if (!IsKnownPhase(name)) {
+    return Status::InvalidArgument("unknown benchmark: ", name);
+  }
+  const uint64_t num = codes_.size();
+  if (num == 0) return Status::InvalidArgument("no codes issued");
+  uint64_t ops = config_.reads;
+  if (name == "fill") ops = num;
+  if (name == "overwrite") ops = config_.writes ? config_.writes : num;
+  if (name == "delete") ops = config_.deletes ? config_.deletes : num / 10;
+  if (name == "scan") ops = config_.scans;
+  const int threads = std::max(1, config_.threads);
+
+  std::vector<std::unique_ptr<ThreadState>> states;
+  for (int t = 0; t < threads; t++) {
+    states.push_back(
+        std::make_unique<ThreadState>(PhaseSeed(config_.seed, name, t)));
+    if (name == "mixed") {
+      states.back()->zipf = std::make_unique<ZipfGenerator>(
+          num, config_.zipf, PhaseSeed(config_.seed, "zipf", t));
+    }
+  }
+
+  *result = PhaseResult();
+  result->name = name;
+  result->before = engine->Counters();
+  result->io_before = ReadProcIo();
+  const uint64_t start = NowNanos();
+  if (threads == 1) {
+    RunThread(name, engine, 0, ops, states[0].get());
+  } else {
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; t++) {
+      // Thread t does its share; the first ops % threads do one more.
+      const uint64_t share = ops / threads + (t < int(ops % threads) ? 1 : 0);
+      workers.emplace_back([&, t, share] {
+        RunThread(name, engine, t, share, states[t].get());
+      });
+    }
+    for (auto& w : workers) w.join();
+  }
+  result->seconds = (NowNanos() - start) / 1e9;
+  result->io_after = ReadProcIo();
+  result->after = engine->Counters();
+
+  Status s;
+  for (const auto& st : states) {
+    result->latency_ns.Merge(st->latency_ns);
+    result->found += st->found;
+    result->not_found += st->not_found;
+    result->verify_errors += st->verify_errors;
+    result->user_bytes += st->user_bytes;
+    if (s.ok() && !st->status.ok()) s = st->status;
+  }
+  result->ops = result->latency_ns.count();
+  user_bytes_written_ += result->user_bytes;
+  return s;
+}
+
+}  // namespace bloomkv::bench

@@ -1,0 +1,97 @@
+// Workload: kvbench's phases (fill, readhit, readmiss, mixed, overwrite,
+// delete, scan) run against one Engine, with per-operation latency and the
+// engine's and the process's counters before and after each phase.
+//
+// Every value written is a pure function of (seed, code, version), and the
+// workload remembers each code's version (or that it was deleted), so reads
+// verify what they get: a wrong value, a lost key or a resurrected one is
+// counted in PhaseResult::verify_errors.
+//
+// Thread-safety: a Workload drives one engine from --threads threads inside
+// RunPhase; RunPhase itself must not be called concurrently.
+#ifndef BLOOMKV_BENCH_KVBENCH_WORKLOAD_H_
+#define BLOOMKV_BENCH_KVBENCH_WORKLOAD_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/kvbench/engine.h"
+#include "bench/kvbench/generators.h"
+#include "bench/kvbench/histogram.h"
+#include "bench/kvbench/process_stats.h"
+#include "bloomkv/status.h"
+
+namespace bloomkv::bench {
+
+struct WorkloadConfig {
+  uint64_t num = 1000000;      // codes issued and written by fill
+  uint64_t reads = 1000000;    // lookups per read phase
+  uint64_t writes = 0;         // overwrite operations; 0: num
+  uint64_t deletes = 0;        // delete operations; 0: num / 10
+  uint64_t scans = 10000;      // range scans
+  uint64_t scan_length = 100;  // entries per scan
+  int threads = 1;
+  double miss_ratio = 0.5;  // mixed: share of never-issued codes
+  double zipf = 0.99;       // mixed: popularity exponent of real codes
+  uint64_t seed = 301;
+};
+
+struct PhaseResult {
+  std::string name;
+  uint64_t ops = 0;
+  double seconds = 0;
+  Histogram latency_ns;
+  uint64_t found = 0;      // lookups that found their key
+  uint64_t not_found = 0;  // lookups that did not
+  uint64_t verify_errors = 0;
+  uint64_t user_bytes = 0;  // key + value bytes written by the phase
+  EngineCounters before, after;
+  ProcIo io_before, io_after;
+
+  double ops_per_sec() const { return seconds > 0 ? ops / seconds : 0; }
+  bool is_read() const {
+    return name == "readhit" || name == "readmiss" || name == "mixed";
+  }
+};
+
+// The phases kvbench knows, in the order they may be listed.
+bool IsKnownPhase(const std::string& name);
+bool IsWritePhase(const std::string& name);
+
+class Workload {
+ public:
+  // REQUIRES: codes and urls outlive the Workload; codes.size() ==
+  // config.num.
+  Workload(const WorkloadConfig& config, const ShortCodeSet& codes,
+           const UrlGenerator& urls);
+  Workload(const Workload&) = delete;
+  Workload& operator=(const Workload&) = delete;
+
+  // Runs phase `name` on engine. The engine must have been filled by this
+  // Workload's "fill" for reads to be verified.
+  Status RunPhase(const std::string& name, Engine* engine, PhaseResult* result);
+
+  uint64_t user_bytes_written() const { return user_bytes_written_; }
+
+ private:
+  // kDeleted marks a deleted code; other values are the URL version.
+  static constexpr uint8_t kDeleted = 255;
+  static constexpr uint8_t kMaxVersion = 250;
+  // What one thread does for operation number i of a phase.
+  struct ThreadState;
+
+  void RunThread(const std::string& phase, Engine* engine, int thread,
+                 uint64_t ops, ThreadState* state);
+  void Lookup(Engine* engine, uint64_t code, int64_t index, ThreadState* st);
+
+  const WorkloadConfig config_;
+  const ShortCodeSet& codes_;
+  const UrlGenerator& urls_;
+  std::vector<uint8_t> versions_;  // per issued code
+  uint64_t user_bytes_written_ = 0;
+};
+
+}  // namespace bloomkv::bench
+
+#endif  // BLOOMKV_BENCH_KVBENCH_WORKLOAD_H_

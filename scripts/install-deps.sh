@@ -7,9 +7,14 @@ packages=(
   build-essential cmake pkg-config
   liblz4-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libcpp-httplib-dev nlohmann-json3-dev libcli11-dev
 )
 if [[ "${BLOOMKV_WITH_PEERS:-0}" == 1 ]]; then
   packages+=(libleveldb-dev librocksdb-dev)
+fi
+# The HTTP load generator for scripts/shortlink-load.sh.
+if [[ "${BLOOMKV_WITH_LOAD:-0}" == 1 ]]; then
+  packages+=(wrk)
 fi
 
 missing=()

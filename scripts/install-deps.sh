@@ -14,7 +14,7 @@ if [[ "${BLOOMKV_WITH_PEERS:-0}" == 1 ]]; then
 fi
 # The HTTP load generator for scripts/shortlink-load.sh.
 if [[ "${BLOOMKV_WITH_LOAD:-0}" == 1 ]]; then
-  packages+=(wrk)
+  packages+=(wrk curl)
 fi
 
 missing=()

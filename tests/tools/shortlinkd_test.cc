@@ -13,6 +13,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -117,6 +118,7 @@ class Server {
     return cli;
   }
   int port() const { return port_; }
+  bool running() const { return pid_ > 0; }
   std::string Log() const {
     std::ifstream in(dir_.File("server.log"));
     std::stringstream ss;
@@ -134,6 +136,14 @@ class Server {
 class ShortlinkdTest : public testing::Test {
  protected:
   ShortlinkdTest() { SetClock(kStartTime); }
+
+  // Every server must shut down cleanly (exit 0: flushed, closed, and under
+  // the sanitizers nothing leaked).
+  void TearDown() override {
+    if (server_ && server_->running()) {
+      EXPECT_EQ(0, server_->Stop(SIGTERM)) << server_->Log();
+    }
+  }
 
   void StartServer(std::vector<std::string> extra = {}) {
     server_ = std::make_unique<Server>(dir_, std::move(extra));

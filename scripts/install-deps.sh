@@ -7,12 +7,16 @@ packages=(
   build-essential cmake pkg-config
   liblz4-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev gnuplot-nox
+  libcli11-dev nlohmann-json3-dev libcpp-httplib-dev gnuplot-nox
 )
 # LevelDB and RocksDB, for kvbench's peer comparison (scripts/demo.sh turns
 # this on unless BLOOMKV_WITH_PEERS=0 is given).
 if [[ "${BLOOMKV_WITH_PEERS:-0}" == 1 ]]; then
   packages+=(libleveldb-dev librocksdb-dev)
+fi
+# The HTTP load generator for scripts/shortlink-load.sh.
+if [[ "${BLOOMKV_WITH_LOAD:-0}" == 1 ]]; then
+  packages+=(wrk curl)
 fi
 
 missing=()

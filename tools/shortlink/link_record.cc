@@ -1,0 +1,125 @@
+// Encodings of the short-link records; see link_record.h for the layout.
+#include "tools/shortlink/link_record.h"
+
+#include <xxhash.h>
+
+namespace shortlink {
+
+using bloomkv::Slice;
+using bloomkv::Status;
+
+namespace {
+
+void PutFixed64(std::string* out, uint64_t v) {
+  for (int i = 0; i < 8; i++) {
+    out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+}
+
+uint64_t DecodeFixed64(const char* p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++) {
+    v |= uint64_t{static_cast<unsigned char>(p[i])} << (8 * i);
+  }
+  return v;
+}
+
+void PutBigEndian64(std::string* out, uint64_t v) {
+  for (int i = 7; i >= 0; i--) {
+    out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+}
+
+}  // namespace
+
+std::string CodeKey(std::string_view code) {
+  std::string key(kCodeKeyPrefix);
+  key.append(code);
+  return key;
+}
+
+std::string IndexKey(std::string_view url_hash) {
+  std::string key(kIndexKeyPrefix);
+  key.append(url_hash);
+  return key;
+}
+
+std::string UrlHash(std::string_view normalized_url) {
+  const XXH128_hash_t h =
+      XXH3_128bits(normalized_url.data(), normalized_url.size());
+  std::string out;
+  out.reserve(kUrlHashSize);
+  PutBigEndian64(&out, h.high64);
+  PutBigEndian64(&out, h.low64);
+  return out;
+}
+
+void EncodeLinkRecord(const LinkRecord& record, std::string* out) {
+  out->clear();
+  out->reserve(kLinkRecordHeaderSize + record.url.size());
+  out->push_back(static_cast<char>(kLinkRecordVersion1));
+  PutFixed64(out, static_cast<uint64_t>(record.created));
+  PutFixed64(out, static_cast<uint64_t>(record.expires_at));
+  out->append(record.url);
+}
+
+Status DecodeLinkRecord(std::string_view code, const Slice& value,
+                        LinkRecord* record) {
+  if (value.size() <= kLinkRecordHeaderSize) {
+    return Status::Corruption("link record too short for code", code);
+  }
+  const char* p = value.data();
+  if (static_cast<uint8_t>(p[0]) != kLinkRecordVersion1) {
+    return Status::Corruption("link record has an unknown version for code",
+                              code);
+  }
+  record->created = static_cast<int64_t>(DecodeFixed64(p + 1));
+  record->expires_at = static_cast<int64_t>(DecodeFixed64(p + 9));
+  record->url.assign(p + kLinkRecordHeaderSize,
+                     value.size() - kLinkRecordHeaderSize);
+  return Status::OK();
+}
+
+void EncodeIndexEntries(const std::vector<IndexEntry>& entries,
+                        std::string* out) {
+  out->clear();
+  out->push_back(static_cast<char>(kIndexEntriesVersion1));
+  for (const IndexEntry& e : entries) {
+    PutFixed64(out, static_cast<uint64_t>(e.expires_at));
+    out->push_back(static_cast<char>(e.code.size()));
+    out->append(e.code);
+  }
+}
+
+Status DecodeIndexEntries(const Slice& value,
+                          std::vector<IndexEntry>* entries) {
+  entries->clear();
+  if (value.size() < 1 ||
+      static_cast<uint8_t>(value.data()[0]) != kIndexEntriesVersion1) {
+    return Status::Corruption("url index entry has an unknown version");
+  }
+  size_t pos = 1;
+  while (pos < value.size()) {
+    if (value.size() - pos < 9) {
+      return Status::Corruption("url index entry truncated at byte",
+                                std::to_string(pos));
+    }
+    IndexEntry e;
+    e.expires_at = static_cast<int64_t>(DecodeFixed64(value.data() + pos));
+    const size_t len = static_cast<uint8_t>(value.data()[pos + 8]);
+    pos += 9;
+    if (len == 0 || value.size() - pos < len) {
+      return Status::Corruption("url index entry has a bad code at byte",
+                                std::to_string(pos - 1));
+    }
+    e.code.assign(value.data() + pos, len);
+    pos += len;
+    entries->push_back(std::move(e));
+  }
+  if (entries->empty()) {
+    return Status::Corruption("url index entry lists no code");
+  }
+  return Status::OK();
+}
+
+}  // namespace shortlink

@@ -37,6 +37,8 @@ void DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
     // A manual compaction always rewrites, even a lone segment: that is
     // what drops its tombstones and filtered entries.
     if (c != nullptr) manual->status = RunCompaction(c.get(), lock);
+    c.reset();  // unpins the inputs' version, so they can be deleted
+    DeleteObsoleteFiles();
     manual->done = true;
     return;
   }
@@ -53,6 +55,8 @@ void DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
   } else {
     s = RunCompaction(c.get(), lock);
   }
+  c.reset();  // unpins the inputs' version, so they can be deleted
+  DeleteObsoleteFiles();
   if (!s.ok() && !shutting_down_ && bg_error_.ok()) bg_error_ = s;
 }
 
@@ -72,7 +76,6 @@ Status DBImpl::RunCompaction(Compaction* c,
     counters_->compaction_bytes_read.fetch_add(c->InputBytes(),
                                                std::memory_order_relaxed);
   }
-  DeleteObsoleteFiles();
   return s;
 }
 

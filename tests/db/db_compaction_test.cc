@@ -10,10 +10,12 @@
 #include <chrono>
 #include <future>
 #include <map>
+#include <set>
 #include <thread>
 
 #include "bloomkv/compaction_filter.h"
 #include "bloomkv/db.h"
+#include "bloomkv/env.h"
 #include "bloomkv/write_batch.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
@@ -152,6 +154,16 @@ TEST(CompactionTest, OutputsGetFiltersSizedForExactlyTheirKeys) {
     EXPECT_LT(s.theoretical_fp_rate, 0.02);
   }
   EXPECT_EQ(3000u, entries);  // overwritten versions are gone
+  // Inputs are deleted as soon as nothing reads them: the directory holds
+  // exactly the live segments.
+  std::set<std::string> live, on_disk;
+  for (const auto& s : db->GetSegmentInfo()) live.insert(s.file_name);
+  std::vector<std::string> children;
+  ASSERT_TRUE(Env::Default()->GetChildren(dir.path(), &children).ok());
+  for (const auto& c : children) {
+    if (c.size() > 4 && c.substr(c.size() - 4) == ".seg") on_disk.insert(dir.File(c));
+  }
+  EXPECT_EQ(live, on_disk);
 }
 
 TEST(CompactionTest, SnapshotsAndDeletionsSurviveCompaction) {

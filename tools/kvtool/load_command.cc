@@ -69,9 +69,14 @@ class Progress {
       const double done =
           std::min(1.0, static_cast<double>(bytes) / total_bytes_);
       const int filled = static_cast<int>(done * kBarWidth);
-      line += "[" + std::string(filled, '#') +
-              std::string(kBarWidth - filled, '-') + "] " +
-              Fixed(done * 100, 0) + "%  ";
+      // Appended piece by piece: one long chain of operator+ trips a false
+      // -Wrestrict in GCC 12 at -O3.
+      line += '[';
+      line.append(static_cast<size_t>(filled), '#');
+      line.append(static_cast<size_t>(kBarWidth - filled), '-');
+      line += "] ";
+      line += Fixed(done * 100, 0);
+      line += "%  ";
       const double byte_rate = elapsed > 0 ? bytes / elapsed : 0;
       line += "ETA " +
               (byte_rate > 0

@@ -832,6 +832,9 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
         files.begin(), files.end(), key, [](const auto& f, const Slice& k) {
           return ExtractUserKey(f->largest).compare(k) < 0;
         });
+    // Past every segment's range: the last one stands for the level, so
+    // that counters and traces record the level as skipped by key range.
+    if (it == files.end() && !files.empty()) --it;
     if (it != files.end()) done = consult(**it, level);
   }
 

@@ -46,30 +46,81 @@ struct Workload::ThreadState {
   uint64_t found = 0, not_found = 0, verify_errors = 0, user_bytes = 0;
   Status status;
   std::string value;
+  // Lookup phases: the probes (code, index of an issued code or -1), their
+  // encoded keys, and what each lookup returned.
+  struct Probe {
+    uint64_t code;
+    int64_t index;
+    std::string key;
+  };
+  std::vector<Probe> probes;
+  std::vector<std::string> values;
+  std::vector<bool> founds;
 };
+
+bool IsLookupPhase(const std::string& name) {
+  return name == "readhit" || name == "readmiss" || name == "mixed";
+}
 
 Workload::Workload(const WorkloadConfig& config, const ShortCodeSet& codes,
                    const UrlGenerator& urls)
     : config_(config), codes_(codes), urls_(urls), versions_(codes.size(), 0) {}
 
-void Workload::Lookup(Engine* engine, uint64_t code, int64_t index,
-                      ThreadState* st) {
-  const std::string key = EncodeShortCode(code);
-  bool found = false;
-  const uint64_t start = NowNanos();
-  Status s = engine->Get(key, &st->value, &found);
-  st->latency_ns.Add(NowNanos() - start);
-  if (!s.ok()) {
-    if (st->status.ok()) st->status = s;
-    return;
+void Workload::PlanLookups(const std::string& phase, uint64_t ops,
+                           ThreadState* st) {
+  const uint64_t num = codes_.size();
+  st->probes.reserve(ops);
+  for (uint64_t n = 0; n < ops; n++) {
+    uint64_t code;
+    int64_t index = -1;
+    const bool miss = phase == "readmiss" ||
+                      (phase == "mixed" &&
+                       st->rng.NextDouble() < config_.miss_ratio);
+    if (miss) {
+      code = codes_.NeverIssued(&st->rng);
+    } else {
+      // Mixed traffic: codes are issued in random order, so rank k -> the
+      // k-th code issued spreads the popular ones over the key space.
+      const uint64_t i =
+          phase == "mixed" ? st->zipf->Next() - 1 : st->rng.Uniform(num);
+      code = codes_.code(i);
+      index = static_cast<int64_t>(i);
+    }
+    st->probes.push_back({code, index, EncodeShortCode(code)});
   }
-  (found ? st->found : st->not_found)++;
-  const bool expected = index >= 0 && versions_[index] != kDeleted;
-  if (found != expected) {
-    st->verify_errors++;
-  } else if (found && st->value != urls_.Url(code, versions_[index])) {
-    st->verify_errors++;
+  st->values.assign(ops, std::string());
+  st->founds.assign(ops, false);
+}
+
+void Workload::RunLookups(Engine* engine, ThreadState* st) {
+  for (size_t n = 0; n < st->probes.size() && st->status.ok(); n++) {
+    bool found = false;
+    const uint64_t start = NowNanos();
+    Status s = engine->Get(st->probes[n].key, &st->values[n], &found);
+    st->latency_ns.Add(NowNanos() - start);
+    if (!s.ok()) {
+      st->status = s;
+      return;
+    }
+    st->founds[n] = found;
   }
+}
+
+void Workload::VerifyLookups(ThreadState* st) {
+  for (size_t n = 0; n < st->probes.size(); n++) {
+    const ThreadState::Probe& p = st->probes[n];
+    const bool found = st->founds[n];
+    (found ? st->found : st->not_found)++;
+    const bool expected = p.index >= 0 && versions_[p.index] != kDeleted;
+    if (found != expected) {
+      st->verify_errors++;
+    } else if (found && st->values[n] != urls_.Url(p.code, versions_[p.index])) {
+      st->verify_errors++;
+    }
+  }
+  st->probes.clear();
+  st->values.clear();
+  st->founds.clear();
 }
 
 void Workload::RunThread(const std::string& phase, Engine* engine, int thread,
@@ -123,26 +174,8 @@ void Workload::RunThread(const std::string& phase, Engine* engine, int thread,
       st->user_bytes += key.size();
       timed([&] { return engine->Delete(key); });
     }
-  } else if (phase == "readhit") {
-    for (uint64_t n = 0; n < ops && st->status.ok(); n++) {
-      const uint64_t i = st->rng.Uniform(num);
-      Lookup(engine, codes_.code(i), static_cast<int64_t>(i), st);
-    }
-  } else if (phase == "readmiss") {
-    for (uint64_t n = 0; n < ops && st->status.ok(); n++) {
-      Lookup(engine, codes_.NeverIssued(&st->rng), -1, st);
-    }
-  } else if (phase == "mixed") {
-    for (uint64_t n = 0; n < ops && st->status.ok(); n++) {
-      if (st->rng.NextDouble() < config_.miss_ratio) {
-        Lookup(engine, codes_.NeverIssued(&st->rng), -1, st);
-      } else {
-        // Codes are issued in random order, so rank k -> the k-th code
-        // issued spreads the popular ones over the whole key space.
-        const uint64_t i = st->zipf->Next() - 1;
-        Lookup(engine, codes_.code(i), static_cast<int64_t>(i), st);
-      }
-    }
+  } else if (IsLookupPhase(phase)) {
+    RunLookups(engine, st);
   } else if (phase == "scan") {
     for (uint64_t n = 0; n < ops && st->status.ok(); n++) {
       const std::string start =
@@ -178,6 +211,16 @@ Status Workload::RunPhase(const std::string& name, Engine* engine,
     }
   }
 
+  // Thread t does its share; the first ops % threads do one more.
+  auto share = [&](int t) {
+    return ops / threads + (t < int(ops % threads) ? 1 : 0);
+  };
+  if (IsLookupPhase(name)) {
+    for (int t = 0; t < threads; t++) {
+      PlanLookups(name, share(t), states[t].get());
+    }
+  }
+
   *result = PhaseResult();
   result->name = name;
   result->before = engine->Counters();
@@ -188,10 +231,8 @@ Status Workload::RunPhase(const std::string& name, Engine* engine,
   } else {
     std::vector<std::thread> workers;
     for (int t = 0; t < threads; t++) {
-      // Thread t does its share; the first ops % threads do one more.
-      const uint64_t share = ops / threads + (t < int(ops % threads) ? 1 : 0);
-      workers.emplace_back([&, t, share] {
-        RunThread(name, engine, t, share, states[t].get());
+      workers.emplace_back([&, t, n = share(t)] {
+        RunThread(name, engine, t, n, states[t].get());
       });
     }
     for (auto& w : workers) w.join();
@@ -202,6 +243,7 @@ Status Workload::RunPhase(const std::string& name, Engine* engine,
 
   Status s;
   for (const auto& st : states) {
+    if (IsLookupPhase(name)) VerifyLookups(st.get());
     result->latency_ns.Merge(st->latency_ns);
     result->found += st->found;
     result->not_found += st->not_found;

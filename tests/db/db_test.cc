@@ -321,6 +321,17 @@ TEST_F(DBTest, TraceRecordsEverySegmentConsidered) {
   EXPECT_EQ(SegmentOutcome::kSkippedByRange, trace.segments[1].outcome);
   EXPECT_EQ("not found", trace.result);
   EXPECT_NE(std::string::npos, trace.ToString().find("skipped by key range"));
+
+  // Below level 0 one segment per level is a candidate, found by binary
+  // search; a key past every range still shows the level as skipped.
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  EXPECT_TRUE(db_->Get(ro, "zzz", &v).IsNotFound());
+  ASSERT_EQ(1u, trace.segments.size());
+  EXPECT_EQ(1, trace.segments[0].level);
+  EXPECT_EQ(SegmentOutcome::kSkippedByRange, trace.segments[0].outcome);
+  EXPECT_TRUE(db_->Get(ro, "m", &v).ok());
+  ASSERT_EQ(1u, trace.segments.size());
+  EXPECT_EQ(SegmentOutcome::kFound, trace.segments[0].outcome);
 }
 
 // ---- bad input --------------------------------------------------------------

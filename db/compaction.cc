@@ -73,10 +73,22 @@ std::unique_ptr<Compaction> Finish(std::unique_ptr<Compaction> c) {
 
 uint64_t MaxBytesForLevel(const Options& options, int level) {
   uint64_t result = options.max_bytes_for_level_base;
+  if (result == 0) {
+    result = static_cast<uint64_t>(options.level0_compaction_trigger) *
+             options.write_buffer_size;
+  }
   for (int l = 1; l < level; l++) {
     result *= static_cast<uint64_t>(options.max_bytes_for_level_multiplier);
   }
   return result;
+}
+
+uint64_t OutputFileSize(const Options& options, int level) {
+  // An eighth of level 1 there, doubling with each level below it.
+  uint64_t size = MaxBytesForLevel(options, 1) / 8;
+  for (int l = 2; l <= level; l++) size *= 2;
+  return std::max<uint64_t>(16 << 10,
+                            std::min<uint64_t>(options.target_file_size, size));
 }
 
 double LevelScore(const Options& options, const Version& v, int level) {

@@ -26,6 +26,12 @@ namespace bloomkv {
 // Target size of a level (level >= 1).
 uint64_t MaxBytesForLevel(const Options& options, int level);
 
+// The size at which a compaction into `level` cuts its output: the
+// configured target_file_size, but at most an eighth of level 1's target,
+// doubled for each level below level 1. Small segments in small levels
+// keep the part of the next level that one segment overlaps small.
+uint64_t OutputFileSize(const Options& options, int level);
+
 // How urgently a level needs compaction: >= 1 means it should be compacted.
 double LevelScore(const Options& options, const Version& v, int level);
 

@@ -97,10 +97,11 @@ Status ValidateOptions(const Options& o) {
         "level-0 triggers must satisfy 1 <= compaction <= slowdown <= stop "
         "<= 1000");
   }
-  if (o.max_bytes_for_level_base < (64 << 10) ||
-      o.max_bytes_for_level_base > (uint64_t{1} << 40)) {
+  if (o.max_bytes_for_level_base != 0 &&
+      (o.max_bytes_for_level_base < (64 << 10) ||
+       o.max_bytes_for_level_base > (uint64_t{1} << 40))) {
     return Status::InvalidArgument(
-        "max_bytes_for_level_base must be in [64 KiB, 1 TiB]");
+        "max_bytes_for_level_base must be 0 or in [64 KiB, 1 TiB]");
   }
   if (o.max_bytes_for_level_multiplier < 2 ||
       o.max_bytes_for_level_multiplier > 100) {

@@ -91,6 +91,8 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
   const SequenceNumber largest_snapshot =
       has_snapshots ? snapshots_.back() : 0;
   const CompactionFilter* filter = options_.compaction_filter.get();
+  const uint64_t output_file_size =
+      OutputFileSize(options_, c->output_level());
   lock->unlock();
 
   SegmentReadOptions sro;
@@ -147,7 +149,7 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
     if (!has_current_user_key || ikey.user_key != Slice(current_user_key)) {
       // First (newest) entry of a user key: the only place an output may be
       // cut, so no user key ever spans two segments of one level.
-      if (out != nullptr && out->FileSize() >= options_.target_file_size) {
+      if (out != nullptr && out->FileSize() >= output_file_size) {
         s = finish_output();
         if (!s.ok()) break;
       }

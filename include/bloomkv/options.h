@@ -83,16 +83,22 @@ struct Options {
   int level0_stop_writes_trigger = 12;
 
   // Target size of level 1; a level above its target is compacted into the
-  // next. Default: 256 MiB. Range: [64 KiB, 1 TiB].
-  uint64_t max_bytes_for_level_base = uint64_t{256} << 20;
+  // next. 0 sizes level 1 like a full level 0, level0_compaction_trigger x
+  // write_buffer_size (16 MiB with the defaults): random keys make every
+  // level-0 segment overlap all of level 1, so a level-0 compaction
+  // rewrites level 1 whole, and a level 1 much larger than level 0 would
+  // multiply the bytes written. Default: 0. Range: 0 or [64 KiB, 1 TiB].
+  uint64_t max_bytes_for_level_base = 0;
 
   // Each level's target is this many times the previous one's.
   // Default: 10. Range: [2, 100].
   int max_bytes_for_level_multiplier = 10;
 
   // Compaction cuts its output into segments of about this size (never in
-  // the middle of one key's versions). Default: 64 MiB. Range:
-  // [16 KiB, 4 GiB].
+  // the middle of one key's versions), and smaller in small levels: at most
+  // an eighth of level 1's target, doubled for each level below level 1,
+  // so that compacting one segment down rewrites only a little of the
+  // level below. Default: 64 MiB. Range: [16 KiB, 4 GiB].
   uint64_t target_file_size = uint64_t{64} << 20;
 
   // Drops entries while they are compacted (e.g. expired ones); see

@@ -11,7 +11,8 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
-#include <regex>
+#include <string>
+#include <string_view>
 
 #include "bloomkv/env.h"
 #include "bloomkv/write_batch.h"
@@ -79,10 +80,16 @@ std::string BaseName(const std::string& path) {
 
 // The byte offset a message names ("... at offset N"), for JSON readers.
 json OffsetIn(const std::string& message) {
-  static const std::regex kOffset("offset ([0-9]+)");
-  std::smatch m;
-  if (std::regex_search(message, m, kOffset)) {
-    return std::stoull(m[1].str());
+  static constexpr std::string_view kOffset = "offset ";
+  for (size_t at = message.find(kOffset); at != std::string::npos;
+       at = message.find(kOffset, at + 1)) {
+    const size_t digits = at + kOffset.size();
+    size_t end = digits;
+    while (end < message.size() && end - digits < 19 && message[end] >= '0' &&
+           message[end] <= '9') {
+      end++;
+    }
+    if (end > digits) return std::stoull(message.substr(digits, end - digits));
   }
   return nullptr;
 }

@@ -12,7 +12,7 @@
 #include <string>
 #include <utility>
 
-#include "bench/kvbench/counting_env.h"
+#include "util/counting_env.h"
 #include "bench/kvbench/engine.h"
 #include "bloomkv/db.h"
 #include "bloomkv/env.h"
@@ -88,7 +88,7 @@ class BloomkvEngine : public Engine {
 
   EngineCounters Counters() override {
     EngineCounters c;
-    const CountingEnv::Counts io = env_.counts();
+    const CountingEnv::Counts io = env_.Total();
     c.file_reads = io.random_reads;
     c.file_read_bytes = io.random_read_bytes;
     c.file_bytes_written = io.bytes_appended;

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "bloomkv/db.h"
-#include "tests/testutil/counting_env.h"
+#include "util/counting_env.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
 
@@ -83,7 +83,7 @@ class FilterTest : public testing::Test {
   }
 
   test::TempDir dir_;
-  test::CountingEnv env_{Env::Default()};
+  CountingEnv env_{Env::Default()};
   Options options_;
   std::unique_ptr<DB> db_;
   std::set<std::string> present_;

@@ -1,6 +1,6 @@
 // Tests for CountingEnv: every read is counted in total and per file, from
 // many threads at once, and Reset() starts over.
-#include "tests/testutil/counting_env.h"
+#include "util/counting_env.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,6 @@
 namespace bloomkv {
 namespace {
 
-using test::CountingEnv;
 
 class CountingEnvTest : public testing::Test {
  protected:

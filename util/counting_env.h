@@ -1,7 +1,7 @@
 // CountingEnv: an EnvWrapper that counts every read (and write) that reaches
 // a file, in total and per file name.
 //
-// This is how tests prove IO claims, e.g. that a lookup rejected by a
+// This is how tests and benchmarks prove IO claims, e.g. that a lookup rejected by a
 // segment's filter reads nothing from that segment:
 //   CountingEnv env(Env::Default());
 //   ... open the DB on &env, warm up ...
@@ -15,8 +15,8 @@
 // Thread-safety: thread-safe; counters are atomics, so counting does not
 // serialize concurrent readers. A Reset() racing with reads may keep or lose
 // those reads' counts.
-#ifndef BLOOMKV_TESTS_TESTUTIL_COUNTING_ENV_H_
-#define BLOOMKV_TESTS_TESTUTIL_COUNTING_ENV_H_
+#ifndef BLOOMKV_UTIL_COUNTING_ENV_H_
+#define BLOOMKV_UTIL_COUNTING_ENV_H_
 
 #include <atomic>
 #include <cstdint>
@@ -27,7 +27,7 @@
 
 #include "bloomkv/env.h"
 
-namespace bloomkv::test {
+namespace bloomkv {
 
 class CountingEnv : public EnvWrapper {
  public:
@@ -84,6 +84,6 @@ class CountingEnv : public EnvWrapper {
       per_file_;  // GUARDED_BY(mu_)
 };
 
-}  // namespace bloomkv::test
+}  // namespace bloomkv
 
-#endif  // BLOOMKV_TESTS_TESTUTIL_COUNTING_ENV_H_
+#endif  // BLOOMKV_UTIL_COUNTING_ENV_H_

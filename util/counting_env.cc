@@ -3,9 +3,9 @@
 // Each wrapped file holds pointers to two Counters (its file's and the
 // total), both owned by the Env and never freed before it, so counting is two
 // relaxed atomic adds and takes no lock.
-#include "tests/testutil/counting_env.h"
+#include "util/counting_env.h"
 
-namespace bloomkv::test {
+namespace bloomkv {
 
 struct CountingEnv::Counters {
   std::atomic<uint64_t> random_opens{0};
@@ -197,4 +197,4 @@ Status CountingEnv::NewAppendableFile(const std::string& fname,
   return s;
 }
 
-}  // namespace bloomkv::test
+}  // namespace bloomkv

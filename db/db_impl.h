@@ -36,6 +36,7 @@
 #include "db/version_set.h"
 #include "table/segment_reader.h"
 #include "util/cache.h"
+#include "util/thread_annotations.h"
 
 namespace bloomkv {
 
@@ -146,19 +147,23 @@ class DBImpl final : public DB {
   std::condition_variable bg_work_cv_;  // wakes the background thread
   std::condition_variable bg_done_cv_;  // a flush finished (or failed)
   std::thread bg_thread_;
-  bool shutting_down_ = false;          // GUARDED_BY(mu_)
-  Status bg_error_;                     // GUARDED_BY(mu_)
+  bool shutting_down_ GUARDED_BY(mu_) = false;
+  Status bg_error_ GUARDED_BY(mu_);
 
-  std::shared_ptr<MemTable> mem_;       // GUARDED_BY(mu_)
-  std::shared_ptr<MemTable> imm_;       // GUARDED_BY(mu_); being flushed
-  std::unique_ptr<WritableFile> log_file_;  // GUARDED_BY(mu_)
-  std::unique_ptr<log::Writer> log_;        // GUARDED_BY(mu_)
-  uint64_t log_number_ = 0;                 // GUARDED_BY(mu_)
+  // Changed only by the writer at the front of the queue, with mu_ held;
+  // that writer also reads it without mu_.
+  std::shared_ptr<MemTable> mem_;
+  std::shared_ptr<MemTable> imm_ GUARDED_BY(mu_);  // being flushed
+  // The WAL: used by the writer at the front of the queue without mu_,
+  // replaced by it with mu_ held.
+  std::unique_ptr<WritableFile> log_file_;
+  std::unique_ptr<log::Writer> log_;
+  uint64_t log_number_ GUARDED_BY(mu_) = 0;
 
-  std::deque<Writer*> writers_;         // GUARDED_BY(mu_)
-  WriteBatch group_batch_;              // GUARDED_BY(mu_)
-  std::list<SequenceNumber> snapshots_; // GUARDED_BY(mu_); oldest first
-  std::set<uint64_t> pending_outputs_;  // GUARDED_BY(mu_)
+  std::deque<Writer*> writers_ GUARDED_BY(mu_);
+  WriteBatch group_batch_;  // the front writer's merged group
+  std::list<SequenceNumber> snapshots_ GUARDED_BY(mu_);  // oldest first
+  std::set<uint64_t> pending_outputs_ GUARDED_BY(mu_);
   std::unique_ptr<VersionSet> versions_;
 
   struct ManualCompaction {
@@ -169,8 +174,8 @@ class DBImpl final : public DB {
     bool done = false;
     Status status;
   };
-  ManualCompaction* manual_compaction_ = nullptr;  // GUARDED_BY(mu_)
-  std::string compact_pointers_[kNumLevels];       // GUARDED_BY(mu_)
+  ManualCompaction* manual_compaction_ GUARDED_BY(mu_) = nullptr;
+  std::string compact_pointers_[kNumLevels] GUARDED_BY(mu_);
   std::atomic<bool> has_imm_{false};    // imm_ != nullptr, read lock-free
   std::atomic<bool> shutting_down_flag_{false};  // shutting_down_, lock-free
 };

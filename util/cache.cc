@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "util/hash.h"
+#include "util/thread_annotations.h"
 
 namespace bloomkv {
 
@@ -23,13 +24,12 @@ struct Cache::Shard {
 
   std::mutex mu;
   size_t capacity = 0;
-  size_t usage = 0;              // GUARDED_BY(mu)
-  std::list<Entry> lru;          // GUARDED_BY(mu); front = most recent
+  size_t usage GUARDED_BY(mu) = 0;
+  std::list<Entry> lru GUARDED_BY(mu);  // front = most recent
   std::unordered_map<std::string_view, std::list<Entry>::iterator>
-      index;                     // GUARDED_BY(mu); views into lru keys
+      index GUARDED_BY(mu);  // views into lru keys
 
-  // REQUIRES: mu held.
-  void EraseLocked(std::list<Entry>::iterator it) {
+  void EraseLocked(std::list<Entry>::iterator it) REQUIRES(mu) {
     usage -= it->charge;
     index.erase(std::string_view(it->key));
     lru.erase(it);

@@ -15,6 +15,7 @@
 #include <set>
 
 #include "bloomkv/env.h"
+#include "util/thread_annotations.h"
 
 namespace bloomkv {
 namespace {
@@ -353,7 +354,7 @@ class PosixEnv final : public Env {
 
  private:
   std::mutex mu_;
-  std::set<std::string> locked_;  // GUARDED_BY(mu_)
+  std::set<std::string> locked_ GUARDED_BY(mu_);
 };
 
 }  // namespace

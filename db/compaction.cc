@@ -64,8 +64,7 @@ std::unique_ptr<Compaction> Finish(std::unique_ptr<Compaction> c) {
   if (c->output_level() == c->level()) return c;  // in place
   std::string smallest, largest;
   Range(c->inputs(0), &smallest, &largest);
-  AddOverlapping(v, c->output_level(), smallest, largest,
-                 c->mutable_inputs(1));
+  AddOverlapping(v, c->output_level(), smallest, largest, c->mutable_inputs(1));
   return c;
 }
 
@@ -115,8 +114,8 @@ uint64_t Compaction::InputBytes() const {
 }
 
 bool Compaction::IsTrivialMove() const {
-  return level_ > 0 && output_level_ == level_ + 1 &&
-         inputs_[0].size() == 1 && inputs_[1].empty();
+  return level_ > 0 && output_level_ == level_ + 1 && inputs_[0].size() == 1 &&
+         inputs_[1].empty();
 }
 
 bool Compaction::IsBaseLevelForKey(const Slice& user_key) {

@@ -40,9 +40,9 @@ namespace {
 Status ValidateKey(const Slice& key) {
   if (key.empty()) return Status::InvalidArgument("empty key");
   if (key.size() > kMaxKeySize) {
-    return Status::InvalidArgument(
-        "key of " + std::to_string(key.size()) + " bytes exceeds the " +
-        std::to_string(kMaxKeySize) + "-byte limit");
+    return Status::InvalidArgument("key of " + std::to_string(key.size()) +
+                                   " bytes exceeds the " +
+                                   std::to_string(kMaxKeySize) + "-byte limit");
   }
   return Status::OK();
 }
@@ -110,7 +110,8 @@ Status ValidateOptions(const Options& o) {
   }
   if (o.target_file_size < (16 << 10) ||
       o.target_file_size > (uint64_t{4} << 30)) {
-    return Status::InvalidArgument("target_file_size must be in [16 KiB, 4 GiB]");
+    return Status::InvalidArgument(
+        "target_file_size must be in [16 KiB, 4 GiB]");
   }
   return Status::OK();
 }
@@ -219,8 +220,7 @@ Status DBImpl::Open() {
     s = NewDB();
     if (!s.ok()) return s;
   } else if (options_.error_if_exists) {
-    return Status::InvalidArgument(dbname_,
-                                   "exists (error_if_exists is true)");
+    return Status::InvalidArgument(dbname_, "exists (error_if_exists is true)");
   }
 
   std::unique_lock<std::mutex> lock(mu_);
@@ -603,8 +603,7 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>* lock,
       return Status::OK();
     }
     if (force && mem_->Empty()) return Status::OK();
-    if (imm_ != nullptr ||
-        level0 >= options_.level0_stop_writes_trigger) {
+    if (imm_ != nullptr || level0 >= options_.level0_stop_writes_trigger) {
       // The previous memtable is still being flushed, or level 0 is full:
       // wait for the background thread.
       const uint64_t start = env_->NowMicros();
@@ -1028,8 +1027,8 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
           "L%-4d %08" PRIu64 " %10" PRIu64 " %12" PRIu64 " %6.1f %10" PRIu64
           " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %9.5f %9.5f\n",
           i.level, i.file_number, i.num_entries, i.file_size, i.bits_per_key,
-          i.lookups, i.filter_negatives, i.filter_positives,
-          i.false_positives, i.MeasuredFpRate(), i.theoretical_fp_rate);
+          i.lookups, i.filter_negatives, i.filter_positives, i.false_positives,
+          i.MeasuredFpRate(), i.theoretical_fp_rate);
       *value += line;
     }
     return true;

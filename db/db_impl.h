@@ -176,7 +176,7 @@ class DBImpl final : public DB {
   };
   ManualCompaction* manual_compaction_ GUARDED_BY(mu_) = nullptr;
   std::string compact_pointers_[kNumLevels] GUARDED_BY(mu_);
-  std::atomic<bool> has_imm_{false};    // imm_ != nullptr, read lock-free
+  std::atomic<bool> has_imm_{false};  // imm_ != nullptr, read lock-free
   std::atomic<bool> shutting_down_flag_{false};  // shutting_down_, lock-free
 };
 

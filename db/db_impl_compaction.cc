@@ -88,11 +88,9 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
   const SequenceNumber smallest_snapshot =
       snapshots_.empty() ? versions_->last_sequence() : snapshots_.front();
   const bool has_snapshots = !snapshots_.empty();
-  const SequenceNumber largest_snapshot =
-      has_snapshots ? snapshots_.back() : 0;
+  const SequenceNumber largest_snapshot = has_snapshots ? snapshots_.back() : 0;
   const CompactionFilter* filter = options_.compaction_filter.get();
-  const uint64_t output_file_size =
-      OutputFileSize(options_, c->output_level());
+  const uint64_t output_file_size = OutputFileSize(options_, c->output_level());
   lock->unlock();
 
   SegmentReadOptions sro;
@@ -168,8 +166,8 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
           filter->Filter(c->output_level(), ikey.user_key, value)) {
         // Removing the value must not uncover an older one: it becomes a
         // tombstone, which the rule below drops when nothing is beneath.
-        converted_key = MakeInternalKey(ikey.user_key, ikey.sequence,
-                                        ValueType::kDeletion);
+        converted_key =
+            MakeInternalKey(ikey.user_key, ikey.sequence, ValueType::kDeletion);
         key = converted_key;
         value = Slice();
         ikey.type = ValueType::kDeletion;
@@ -244,9 +242,8 @@ Status DBImpl::RunManualCompaction(int level, const Slice* begin,
   manual.in_place = in_place;
   manual_compaction_ = &manual;
   bg_work_cv_.notify_one();
-  bg_done_cv_.wait(lock, [&] {
-    return manual.done || !bg_error_.ok() || shutting_down_;
-  });
+  bg_done_cv_.wait(
+      lock, [&] { return manual.done || !bg_error_.ok() || shutting_down_; });
   manual_compaction_ = nullptr;
   bg_done_cv_.notify_all();
   if (!manual.done) {
@@ -296,8 +293,7 @@ std::string DBImpl::LevelsTable() {
                 "segments", "bytes", "target", "score");
   r += line;
   for (int level = 0; level < kNumLevels; level++) {
-    const uint64_t target =
-        level == 0 ? 0 : MaxBytesForLevel(options_, level);
+    const uint64_t target = level == 0 ? 0 : MaxBytesForLevel(options_, level);
     std::snprintf(line, sizeof(line),
                   "L%-4d %9d %14" PRIu64 " %14" PRIu64 " %7.2f\n", level,
                   v->NumFiles(level), v->LevelBytes(level), target,

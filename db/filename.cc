@@ -53,8 +53,7 @@ std::string InfoLogFileName(const std::string& dbname) {
   return dbname + "/LOG";
 }
 
-bool ParseFileName(const std::string& name, uint64_t* number,
-                   FileType* type) {
+bool ParseFileName(const std::string& name, uint64_t* number, FileType* type) {
   if (name == "CURRENT") {
     *number = 0;
     *type = FileType::kCurrentFile;

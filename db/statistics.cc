@@ -62,8 +62,8 @@ std::string GetTrace::ToString() const {
   char buf[256];
   std::snprintf(buf, sizeof(buf), "key hash: %016" PRIx64 "\n", key_hash);
   r += buf;
-  r += std::string("memtable: ") + (found_in_memtable ? "found" : "miss") +
-       "\n";
+  r +=
+      std::string("memtable: ") + (found_in_memtable ? "found" : "miss") + "\n";
   r += std::string("immutable memtable: ") +
        (found_in_immutable ? "found" : "miss") + "\n";
   for (const auto& s : segments) {

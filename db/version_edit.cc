@@ -141,8 +141,8 @@ std::string VersionEdit::DebugString() const {
     r += "\n  last_sequence: " + std::to_string(last_sequence_);
   }
   for (const auto& [level, number] : deleted_files_) {
-    r += "\n  remove: L" + std::to_string(level) + " #" +
-         std::to_string(number);
+    r +=
+        "\n  remove: L" + std::to_string(level) + " #" + std::to_string(number);
   }
   for (const auto& [level, f] : new_files_) {
     r += "\n  add: L" + std::to_string(level) + " #" +

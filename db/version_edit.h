@@ -31,7 +31,7 @@ constexpr int kNumLevels = 7;
 // Filter outcomes of lookups that reached one segment, for its measured
 // false-positive rate.
 struct SegmentCounters {
-  std::atomic<uint64_t> lookups{0};          // passed the key-range check
+  std::atomic<uint64_t> lookups{0};  // passed the key-range check
   std::atomic<uint64_t> filter_negatives{0};
   std::atomic<uint64_t> filter_positives{0};
   std::atomic<uint64_t> false_positives{0};  // positive, key not there
@@ -48,7 +48,7 @@ struct FileMetaData {
   // Runtime only. Set before the file is published in a version, never
   // changed after: readers use them without locks.
   std::shared_ptr<const SegmentReader> reader;  // null if open failed
-  Status open_status;  // why reader is null
+  Status open_status;                           // why reader is null
   mutable SegmentCounters counters;  // updated through const pointers
 };
 
@@ -87,8 +87,8 @@ class VersionEdit {
   uint64_t next_file_number() const { return next_file_number_; }
   bool has_last_sequence() const { return has_last_sequence_; }
   SequenceNumber last_sequence() const { return last_sequence_; }
-  const std::vector<std::pair<int, std::shared_ptr<FileMetaData>>>&
-  new_files() const {
+  const std::vector<std::pair<int, std::shared_ptr<FileMetaData>>>& new_files()
+      const {
     return new_files_;
   }
   const std::set<std::pair<int, uint64_t>>& deleted_files() const {

@@ -88,9 +88,9 @@ Status VersionSet::Recover() {
   std::unique_ptr<SequentialFile> file;
   s = env_->NewSequentialFile(manifest, &file);
   if (!s.ok()) {
-    return Status::Corruption(CurrentFileName(dbname_),
-                              "names a manifest that cannot be read: " +
-                                  s.ToString());
+    return Status::Corruption(
+        CurrentFileName(dbname_),
+        "names a manifest that cannot be read: " + s.ToString());
   }
 
   struct Reporter : log::Reader::Reporter {
@@ -116,8 +116,7 @@ Status VersionSet::Recover() {
     }
     if (!s.ok()) {
       return Status::Corruption(
-          manifest + " at offset " +
-              std::to_string(reader.LastRecordOffset()),
+          manifest + " at offset " + std::to_string(reader.LastRecordOffset()),
           s.message());
     }
     if (edit.has_log_number()) {
@@ -135,8 +134,9 @@ Status VersionSet::Recover() {
   }
   if (!reporter.status.ok()) return reporter.status;
   if (!have_log || !have_next || !have_seq) {
-    return Status::Corruption(manifest, "incomplete: no log number, next "
-                                        "file number or last sequence");
+    return Status::Corruption(manifest,
+                              "incomplete: no log number, next "
+                              "file number or last sequence");
   }
   manifest_number_ = manifest_number;
   MarkFileNumberUsed(manifest_number);
@@ -184,9 +184,9 @@ Status VersionSet::WriteSnapshotManifest() {
 
 Status VersionSet::LogAndApply(VersionEdit* edit,
                                std::unique_lock<std::mutex>* lock) {
-  const uint64_t log_number =
-      edit->has_log_number() ? std::max(log_number_, edit->log_number())
-                             : log_number_;
+  const uint64_t log_number = edit->has_log_number()
+                                  ? std::max(log_number_, edit->log_number())
+                                  : log_number_;
   edit->SetLogNumber(log_number);
   edit->SetNextFileNumber(next_file_number_);
   edit->SetLastSequence(last_sequence_);

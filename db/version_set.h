@@ -36,7 +36,9 @@ class Version {
   // Level 0: newest first (files may overlap). Deeper levels: ordered by
   // key range, non-overlapping.
   const FileList& files(int level) const { return files_[level]; }
-  int NumFiles(int level) const { return static_cast<int>(files_[level].size()); }
+  int NumFiles(int level) const {
+    return static_cast<int>(files_[level].size());
+  }
   uint64_t LevelBytes(int level) const;
 
  private:

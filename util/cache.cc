@@ -26,8 +26,8 @@ struct Cache::Shard {
   size_t capacity = 0;
   size_t usage GUARDED_BY(mu) = 0;
   std::list<Entry> lru GUARDED_BY(mu);  // front = most recent
-  std::unordered_map<std::string_view, std::list<Entry>::iterator>
-      index GUARDED_BY(mu);  // views into lru keys
+  std::unordered_map<std::string_view, std::list<Entry>::iterator> index
+      GUARDED_BY(mu);  // views into lru keys
 
   void EraseLocked(std::list<Entry>::iterator it) REQUIRES(mu) {
     usage -= it->charge;

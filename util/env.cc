@@ -9,8 +9,7 @@ WritableFile::~WritableFile() = default;
 FileLock::~FileLock() = default;
 Env::~Env() = default;
 
-Status ReadFileToString(Env* env, const std::string& fname,
-                        std::string* data) {
+Status ReadFileToString(Env* env, const std::string& fname, std::string* data) {
   data->clear();
   std::unique_ptr<SequentialFile> file;
   Status s = env->NewSequentialFile(fname, &file);

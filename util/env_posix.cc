@@ -214,8 +214,8 @@ class PosixEnv final : public Env {
 
   Status NewWritableFile(const std::string& fname,
                          std::unique_ptr<WritableFile>* result) override {
-    int fd = ::open(fname.c_str(), O_TRUNC | O_WRONLY | O_CREAT | O_CLOEXEC,
-                    0644);
+    int fd =
+        ::open(fname.c_str(), O_TRUNC | O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return PosixError(fname, errno);
     *result = std::make_unique<PosixWritableFile>(fname, fd);
     return Status::OK();
@@ -223,8 +223,8 @@ class PosixEnv final : public Env {
 
   Status NewAppendableFile(const std::string& fname,
                            std::unique_ptr<WritableFile>* result) override {
-    int fd = ::open(fname.c_str(), O_APPEND | O_WRONLY | O_CREAT | O_CLOEXEC,
-                    0644);
+    int fd =
+        ::open(fname.c_str(), O_APPEND | O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0) return PosixError(fname, errno);
     *result = std::make_unique<PosixWritableFile>(fname, fd);
     return Status::OK();
@@ -320,10 +320,9 @@ class PosixEnv final : public Env {
     if (::fcntl(fd, kSetLockCmd, &f) != 0) {
       int err = errno;
       ::close(fd);
-      return Status::IOError("lock " + fname,
-                             err == EAGAIN || err == EACCES
-                                 ? "held by another process"
-                                 : std::strerror(err));
+      return Status::IOError("lock " + fname, err == EAGAIN || err == EACCES
+                                                  ? "held by another process"
+                                                  : std::strerror(err));
     }
     locked_.insert(fname);
     *lock = std::make_unique<PosixFileLock>(fd, fname);

@@ -1,8 +1,9 @@
 // Status and Slice out-of-line members.
+#include "bloomkv/status.h"
+
 #include <cstdio>
 
 #include "bloomkv/slice.h"
-#include "bloomkv/status.h"
 
 namespace bloomkv {
 

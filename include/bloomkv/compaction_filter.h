@@ -23,7 +23,8 @@ class CompactionFilter {
   // no snapshot can see that version (entries a snapshot still needs are
   // never offered). Return true to remove the key: it then reads as
   // NotFound. `level` is the level the compaction writes to.
-  virtual bool Filter(int level, const Slice& key, const Slice& value) const = 0;
+  virtual bool Filter(int level, const Slice& key,
+                      const Slice& value) const = 0;
 };
 
 }  // namespace bloomkv

@@ -29,8 +29,8 @@ namespace bloomkv {
 
 class WriteBatch;
 
-constexpr size_t kMaxKeySize = 64 << 10;       // 64 KiB
-constexpr size_t kMaxValueSize = 32 << 20;     // 32 MiB
+constexpr size_t kMaxKeySize = 64 << 10;    // 64 KiB
+constexpr size_t kMaxValueSize = 32 << 20;  // 32 MiB
 
 // An immutable point-in-time view of the database; see DB::GetSnapshot.
 class Snapshot {
@@ -50,8 +50,7 @@ class DB {
   // memory only. Writes and Flush() return NotSupported. Meant for tools
   // that inspect a database; a writer changing it meanwhile may make reads
   // fail.
-  static Status OpenForReadOnly(const Options& options,
-                                const std::string& path,
+  static Status OpenForReadOnly(const Options& options, const std::string& path,
                                 std::unique_ptr<DB>* db);
 
   DB() = default;
@@ -73,8 +72,7 @@ class DB {
 
   // An iterator over user keys and values, as of options.snapshot (or now).
   // The caller deletes it before the DB.
-  virtual std::unique_ptr<Iterator> NewIterator(
-      const ReadOptions& options) = 0;
+  virtual std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) = 0;
 
   // The current state, kept readable until ReleaseSnapshot.
   virtual const Snapshot* GetSnapshot() = 0;

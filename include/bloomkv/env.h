@@ -175,8 +175,7 @@ class EnvWrapper : public Env {
   bool IsDirectory(const std::string& d) override {
     return target_->IsDirectory(d);
   }
-  Status LockFile(const std::string& f,
-                  std::unique_ptr<FileLock>* l) override {
+  Status LockFile(const std::string& f, std::unique_ptr<FileLock>* l) override {
     return target_->LockFile(f, l);
   }
   Status UnlockFile(std::unique_ptr<FileLock> l) override {

@@ -13,26 +13,26 @@
 namespace bloomkv {
 
 struct DbStats {
-  uint64_t gets = 0;                 // Get() calls
-  uint64_t memtable_hits = 0;        // Gets answered by a memtable
-  uint64_t segments_consulted = 0;   // segments whose key range covered a key
-  uint64_t skipped_by_range = 0;     // key outside the segment's key range
-  uint64_t filter_negatives = 0;     // skipped by filter: no IO at all
-  uint64_t filter_positives = 0;     // filter said "maybe" (or no filter)
+  uint64_t gets = 0;                // Get() calls
+  uint64_t memtable_hits = 0;       // Gets answered by a memtable
+  uint64_t segments_consulted = 0;  // segments whose key range covered a key
+  uint64_t skipped_by_range = 0;    // key outside the segment's key range
+  uint64_t filter_negatives = 0;    // skipped by filter: no IO at all
+  uint64_t filter_positives = 0;    // filter said "maybe" (or no filter)
   uint64_t filter_false_positives = 0;  // positive, key not in the segment
-  uint64_t data_blocks_read = 0;     // data blocks read from files
-  uint64_t bytes_read = 0;           // bytes of those blocks
+  uint64_t data_blocks_read = 0;        // data blocks read from files
+  uint64_t bytes_read = 0;              // bytes of those blocks
   uint64_t block_cache_hits = 0;
   uint64_t block_cache_misses = 0;
-  uint64_t flushes = 0;              // memtables written to segments
+  uint64_t flushes = 0;  // memtables written to segments
   uint64_t bytes_flushed = 0;
-  uint64_t user_bytes_written = 0;   // write batches (keys, values, tags)
-  uint64_t compactions = 0;          // merges run (trivial moves excluded)
-  uint64_t trivial_moves = 0;        // segments moved down unchanged
+  uint64_t user_bytes_written = 0;  // write batches (keys, values, tags)
+  uint64_t compactions = 0;         // merges run (trivial moves excluded)
+  uint64_t trivial_moves = 0;       // segments moved down unchanged
   uint64_t compaction_bytes_read = 0;
   uint64_t compaction_bytes_written = 0;
   uint64_t compaction_filter_drops = 0;  // entries a CompactionFilter removed
-  uint64_t stall_micros = 0;         // writers delayed or stopped
+  uint64_t stall_micros = 0;             // writers delayed or stopped
 
   // Bytes written to segments (flushes and compactions) per byte the
   // application wrote; the WAL adds one more.
@@ -51,21 +51,21 @@ struct DbStats {
 struct SegmentInfo {
   int level = 0;
   uint64_t file_number = 0;
-  std::string file_name;       // path of the segment file
+  std::string file_name;  // path of the segment file
   uint64_t file_size = 0;
-  uint64_t num_entries = 0;    // tombstones included
-  std::string smallest_key;    // user keys
+  uint64_t num_entries = 0;  // tombstones included
+  std::string smallest_key;  // user keys
   std::string largest_key;
-  bool has_filter = false;     // a filter this DB's policy interprets
+  bool has_filter = false;  // a filter this DB's policy interprets
   double bits_per_key = 0;
-  uint64_t filter_bytes = 0;   // held in memory
+  uint64_t filter_bytes = 0;  // held in memory
   double theoretical_fp_rate = 1.0;
-  uint64_t lookups = 0;        // Gets whose key fell in the key range
+  uint64_t lookups = 0;  // Gets whose key fell in the key range
   uint64_t filter_negatives = 0;
   uint64_t filter_positives = 0;
   uint64_t false_positives = 0;
-  bool readable = true;        // false: opening the file failed
-  std::string error;           // why, when !readable
+  bool readable = true;  // false: opening the file failed
+  std::string error;     // why, when !readable
 
   // Measured false-positive rate: false positives among lookups of keys
   // the segment does not hold (0 when there were none).
@@ -97,9 +97,9 @@ struct SegmentTrace {
 };
 
 struct GetTrace {
-  uint64_t key_hash = 0;        // XXH3-64 of the key, computed once
-  bool found_in_memtable = false;  // active memtable answered
-  bool found_in_immutable = false; // memtable being flushed answered
+  uint64_t key_hash = 0;               // XXH3-64 of the key, computed once
+  bool found_in_memtable = false;      // active memtable answered
+  bool found_in_immutable = false;     // memtable being flushed answered
   std::vector<SegmentTrace> segments;  // in the order considered
   uint64_t data_blocks_read = 0;
   uint64_t bytes_read = 0;

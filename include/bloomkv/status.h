@@ -35,8 +35,7 @@ class [[nodiscard]] Status {
   static Status Corruption(std::string_view msg, std::string_view msg2 = {}) {
     return Status(Code::kCorruption, msg, msg2);
   }
-  static Status NotSupported(std::string_view msg,
-                             std::string_view msg2 = {}) {
+  static Status NotSupported(std::string_view msg, std::string_view msg2 = {}) {
     return Status(Code::kNotSupported, msg, msg2);
   }
   static Status InvalidArgument(std::string_view msg,

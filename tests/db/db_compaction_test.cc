@@ -111,7 +111,8 @@ TEST(CompactionTest, DeletingEverythingReclaimsTheSpace) {
   Random rnd(11);
   uint64_t peak = 0;
   for (int i = 0; i < 100000; i++) {
-    ASSERT_TRUE(db->Put(WriteOptions(), Key(i), test::RandomString(&rnd, 100)).ok());
+    ASSERT_TRUE(
+        db->Put(WriteOptions(), Key(i), test::RandomString(&rnd, 100)).ok());
     if (i % 10000 == 0) peak = std::max(peak, LiveSegmentBytes(db.get()));
   }
   ASSERT_TRUE(db->Flush().ok());
@@ -139,7 +140,8 @@ TEST(CompactionTest, OutputsGetFiltersSizedForExactlyTheirKeys) {
   ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
   for (int round = 0; round < 3; round++) {  // overwrites shrink the output
     for (int i = 0; i < 3000; i++) {
-      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), std::string(50, 'a' + round)).ok());
+      ASSERT_TRUE(
+          db->Put(WriteOptions(), Key(i), std::string(50, 'a' + round)).ok());
     }
   }
   ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
@@ -161,7 +163,8 @@ TEST(CompactionTest, OutputsGetFiltersSizedForExactlyTheirKeys) {
   std::vector<std::string> children;
   ASSERT_TRUE(Env::Default()->GetChildren(dir.path(), &children).ok());
   for (const auto& c : children) {
-    if (c.size() > 4 && c.substr(c.size() - 4) == ".seg") on_disk.insert(dir.File(c));
+    if (c.size() > 4 && c.substr(c.size() - 4) == ".seg")
+      on_disk.insert(dir.File(c));
   }
   EXPECT_EQ(live, on_disk);
 }
@@ -343,7 +346,8 @@ TEST(CompactionTest, KilledDuringHeavyCompactionLosesNothing) {
     // The kill comes at a random moment after the child is up and writing.
     int acked = -1, i;
     if (read(fds[0], &i, sizeof(i)) == sizeof(i)) acked = i;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50 + rnd.Uniform(400)));
+    std::this_thread::sleep_for(
+        std::chrono::milliseconds(50 + rnd.Uniform(400)));
     kill(pid, SIGKILL);
     int status;
     waitpid(pid, &status, 0);

@@ -64,14 +64,16 @@ TEST(ConcurrencyTest, ReadersSeeEveryPublishedWriteWhileFlushesRun) {
         Status s = db->Get(ReadOptions(), Key(w, n), &v);
         const bool deleted = n % 3 == 0;
         if (deleted ? !s.IsNotFound() : !(s.ok() && v == Value(w, n))) {
-          ADD_FAILURE() << "reader " << r << " key " << Key(w, n) << ": " << s.ToString();
+          ADD_FAILURE() << "reader " << r << " key " << Key(w, n) << ": "
+                        << s.ToString();
           failed = true;
         }
         if (rnd.Uniform(200) == 0) {
           auto it = db->NewIterator(ReadOptions());
           std::string prev;
           int count = 0;
-          for (it->SeekToFirst(); it->Valid() && count < 2000; it->Next(), count++) {
+          for (it->SeekToFirst(); it->Valid() && count < 2000;
+               it->Next(), count++) {
             if (!prev.empty() && prev >= it->key().ToString()) {
               ADD_FAILURE() << "iterator out of order";
               failed = true;

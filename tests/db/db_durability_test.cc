@@ -42,7 +42,8 @@ std::string FindLog(const std::string& dir) {
   for (const auto& c : children) {
     uint64_t n;
     FileType t;
-    if (ParseFileName(c, &n, &t) && t == FileType::kLogFile && n >= newest_number) {
+    if (ParseFileName(c, &n, &t) && t == FileType::kLogFile &&
+        n >= newest_number) {
       newest_number = n;
       newest = dir + "/" + c;
     }
@@ -135,7 +136,8 @@ TEST(DurabilityTest, KilledProcessLosesNoAcknowledgedWrite) {
           // Operation i puts key i; every third one also deletes key i-1.
           WriteBatch batch;
           batch.Put("key" + std::to_string(i), std::string(200, 'a' + i % 26));
-          if (i % 3 == 0 && i > first) batch.Delete("key" + std::to_string(i - 1));
+          if (i % 3 == 0 && i > first)
+            batch.Delete("key" + std::to_string(i - 1));
           if (!db->Write(wo, &batch).ok()) _exit(3);
           if (write(fds[1], &i, sizeof(i)) != sizeof(i)) _exit(4);
         }
@@ -145,7 +147,8 @@ TEST(DurabilityTest, KilledProcessLosesNoAcknowledgedWrite) {
       // (opening may be slow, e.g. under a sanitizer).
       int acked = first - 1, i;
       if (read(fds[0], &i, sizeof(i)) == sizeof(i)) acked = i;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20 + rnd.Uniform(200)));
+      std::this_thread::sleep_for(
+          std::chrono::milliseconds(20 + rnd.Uniform(200)));
       kill(pid, SIGKILL);
       int status;
       waitpid(pid, &status, 0);
@@ -187,7 +190,9 @@ TEST(DurabilityTest, TornWalTailAtEveryOffsetOfTheLastRecord) {
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(options, base.path(), &db).ok());
     for (int i = 0; i < 20; i++) {
-      ASSERT_TRUE(db->Put(WriteOptions(), "key" + std::to_string(i), "value" + std::to_string(i)).ok());
+      ASSERT_TRUE(db->Put(WriteOptions(), "key" + std::to_string(i),
+                          "value" + std::to_string(i))
+                      .ok());
     }
     log = FindLog(base.path());
     ASSERT_TRUE(Env::Default()->GetFileSize(log, &before_last).ok());
@@ -205,11 +210,13 @@ TEST(DurabilityTest, TornWalTailAtEveryOffsetOfTheLastRecord) {
   for (uint64_t cut = before_last; cut <= after_last; cut++) {
     SCOPED_TRACE("cut=" + std::to_string(cut));
     test::TempDir trial;
-    std::filesystem::copy(base.path(), trial.path(),
-                          std::filesystem::copy_options::recursive |
-                              std::filesystem::copy_options::overwrite_existing);
+    std::filesystem::copy(
+        base.path(), trial.path(),
+        std::filesystem::copy_options::recursive |
+            std::filesystem::copy_options::overwrite_existing);
     ASSERT_TRUE(WriteStringToFile(Env::Default(), Slice(full.data(), cut),
-                                  trial.File(log_name), false).ok());
+                                  trial.File(log_name), false)
+                    .ok());
     std::unique_ptr<DB> db;
     Status s = DB::Open(options, trial.path(), &db);
     ASSERT_TRUE(s.ok()) << s.ToString();
@@ -237,7 +244,9 @@ TEST(DurabilityTest, CorruptionInsideTheWalIsReported) {
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
     for (int i = 0; i < 50; i++) {
-      ASSERT_TRUE(db->Put(WriteOptions(), "key" + std::to_string(i), std::string(100, 'v')).ok());
+      ASSERT_TRUE(db->Put(WriteOptions(), "key" + std::to_string(i),
+                          std::string(100, 'v'))
+                      .ok());
     }
   }
   const std::string log = FindLog(dir.path());
@@ -249,7 +258,8 @@ TEST(DurabilityTest, CorruptionInsideTheWalIsReported) {
   std::unique_ptr<DB> db;
   Status s = DB::Open(options, dir.path(), &db);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
-  EXPECT_NE(std::string::npos, s.ToString().find(log.substr(log.rfind('/') + 1)));
+  EXPECT_NE(std::string::npos,
+            s.ToString().find(log.substr(log.rfind('/') + 1)));
 
   options.paranoid_checks = false;  // the operator's choice: skip the damage
   s = DB::Open(options, dir.path(), &db);

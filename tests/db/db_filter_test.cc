@@ -6,8 +6,8 @@
 #include <sstream>
 
 #include "bloomkv/db.h"
-#include "util/counting_env.h"
 #include "tests/testutil/test_util.h"
+#include "util/counting_env.h"
 #include "util/random.h"
 
 namespace bloomkv {
@@ -42,7 +42,8 @@ class FilterTest : public testing::Test {
       for (int i = 0; i < kKeysPerSegment; i++) {
         std::string code = Code(&rnd);
         present_.insert(code);
-        ASSERT_TRUE(db_->Put(WriteOptions(), code, "https://example.com/" + code).ok());
+        ASSERT_TRUE(
+            db_->Put(WriteOptions(), code, "https://example.com/" + code).ok());
       }
       ASSERT_TRUE(db_->Flush().ok());
     }
@@ -101,12 +102,16 @@ TEST_F(FilterTest, AbsentKeysReadAboutTheFalsePositiveRateInBlocks) {
   EXPECT_LE(per_get, 1.5 * sum_fp) << "blocks per absent get " << per_get;
   // Every block read is a filter false positive, and the Env saw exactly
   // those reads.
-  EXPECT_EQ(after_.filter_false_positives - before_.filter_false_positives, blocks);
+  EXPECT_EQ(after_.filter_false_positives - before_.filter_false_positives,
+            blocks);
   EXPECT_EQ(blocks, env_.Total().random_reads);
-  EXPECT_EQ(after_.bytes_read - before_.bytes_read, env_.Total().random_read_bytes);
-  const uint64_t consulted = after_.segments_consulted - before_.segments_consulted;
-  EXPECT_EQ(consulted, (after_.filter_negatives - before_.filter_negatives) +
-                           (after_.filter_positives - before_.filter_positives));
+  EXPECT_EQ(after_.bytes_read - before_.bytes_read,
+            env_.Total().random_read_bytes);
+  const uint64_t consulted =
+      after_.segments_consulted - before_.segments_consulted;
+  EXPECT_EQ(consulted,
+            (after_.filter_negatives - before_.filter_negatives) +
+                (after_.filter_positives - before_.filter_positives));
   EXPECT_GT(consulted, static_cast<uint64_t>(kLookups) * (kSegments - 1));
 }
 
@@ -114,7 +119,8 @@ TEST_F(FilterTest, WithoutFiltersEveryCoveringSegmentIsRead) {
   Build(nullptr);
   LookUpAbsentKeys();
   const uint64_t blocks = after_.data_blocks_read - before_.data_blocks_read;
-  const uint64_t consulted = after_.segments_consulted - before_.segments_consulted;
+  const uint64_t consulted =
+      after_.segments_consulted - before_.segments_consulted;
   EXPECT_EQ(0u, after_.filter_negatives - before_.filter_negatives);
   EXPECT_EQ(consulted, blocks);  // one data block per covering segment
   EXPECT_GT(static_cast<double>(blocks) / kLookups, 0.9 * kSegments);

@@ -25,7 +25,8 @@ class ModelTest : public testing::Test {
     return k;
   }
   static std::string RandomValue(Random* rnd) {
-    return test::RandomBytes(rnd, rnd->Uniform(8) == 0 ? 3000 : rnd->Uniform(40));
+    return test::RandomBytes(rnd,
+                             rnd->Uniform(8) == 0 ? 3000 : rnd->Uniform(40));
   }
 
   static void CheckIterator(DB* db, const Model& model, const Snapshot* snap,
@@ -147,8 +148,8 @@ TEST_P(ModelTestP, RandomOperationsMatchAStdMap) {
           auto m = snaps[i].model.find(k);
           ASSERT_EQ(m == snaps[i].model.end(), s.IsNotFound());
           if (s.ok()) {
-        ASSERT_EQ(m->second, v);
-      }
+            ASSERT_EQ(m->second, v);
+          }
           db->ReleaseSnapshot(snaps[i].snapshot);
           snaps.erase(snaps.begin() + static_cast<long>(i));
         }

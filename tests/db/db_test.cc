@@ -153,8 +153,10 @@ TEST_F(DBTest, IteratorBothDirectionsAcrossMemtableAndSegments) {
   Delete("e");
   auto it = db_->NewIterator(ReadOptions());
   std::string fwd, back;
-  for (it->SeekToFirst(); it->Valid(); it->Next()) fwd += it->key().ToString() + it->value().ToString();
-  for (it->SeekToLast(); it->Valid(); it->Prev()) back += it->key().ToString() + it->value().ToString();
+  for (it->SeekToFirst(); it->Valid(); it->Next())
+    fwd += it->key().ToString() + it->value().ToString();
+  for (it->SeekToLast(); it->Valid(); it->Prev())
+    back += it->key().ToString() + it->value().ToString();
   EXPECT_EQ("a2b1c3d2", fwd);
   EXPECT_EQ("d2c3b1a2", back);
   it->Seek("bb");
@@ -239,9 +241,11 @@ TEST_F(DBTest, WriteBufferFillsTriggerBackgroundFlushes) {
   for (int i = 0; i < 2000; i++) Put("key" + std::to_string(i), value);
   ASSERT_TRUE(db_->Flush().ok());
   EXPECT_GT(db_->GetStats().flushes, 10u);
-  for (int i = 0; i < 2000; i += 7) EXPECT_EQ(value, Get("key" + std::to_string(i)));
+  for (int i = 0; i < 2000; i += 7)
+    EXPECT_EQ(value, Get("key" + std::to_string(i)));
   Open();
-  for (int i = 0; i < 2000; i += 7) EXPECT_EQ(value, Get("key" + std::to_string(i)));
+  for (int i = 0; i < 2000; i += 7)
+    EXPECT_EQ(value, Get("key" + std::to_string(i)));
 }
 
 TEST_F(DBTest, ObsoleteLogsAreDeleted) {
@@ -347,7 +351,8 @@ TEST_F(DBTest, RejectsEmptyAndOversizedKeysAndValues) {
   Status s = db_->Put(WriteOptions(), "k", std::string(kMaxValueSize + 1, 'v'));
   EXPECT_TRUE(s.IsInvalidArgument());
   EXPECT_NE(std::string::npos, s.ToString().find("limit"));
-  ASSERT_TRUE(db_->Put(WriteOptions(), std::string(kMaxKeySize, 'k'), "v").ok());
+  ASSERT_TRUE(
+      db_->Put(WriteOptions(), std::string(kMaxKeySize, 'k'), "v").ok());
   EXPECT_EQ("v", Get(std::string(kMaxKeySize, 'k')));
 }
 
@@ -358,7 +363,9 @@ TEST_F(DBTest, OpenErrors) {
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_EQ(nullptr, db_);
 
-  ASSERT_TRUE(WriteStringToFile(Env::Default(), "x", dir_.File("plainfile"), false).ok());
+  ASSERT_TRUE(
+      WriteStringToFile(Env::Default(), "x", dir_.File("plainfile"), false)
+          .ok());
   s = DB::Open(options_, dir_.File("plainfile"), &db_);
   EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
   EXPECT_NE(std::string::npos, s.ToString().find("not a directory"));
@@ -376,19 +383,27 @@ TEST_F(DBTest, OpenErrors) {
 
 TEST_F(DBTest, GarbageDirectoryGivesCorruption) {
   Env* env = Env::Default();
-  ASSERT_TRUE(WriteStringToFile(env, "not a manifest\n", dir_.File("CURRENT"), false).ok());
+  ASSERT_TRUE(
+      WriteStringToFile(env, "not a manifest\n", dir_.File("CURRENT"), false)
+          .ok());
   Status s = TryOpen();
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
   EXPECT_NE(std::string::npos, s.ToString().find("CURRENT"));
 
-  ASSERT_TRUE(WriteStringToFile(env, "MANIFEST-000001\n", dir_.File("CURRENT"), false).ok());
-  ASSERT_TRUE(WriteStringToFile(env, std::string(100, '\x5a'), dir_.File("MANIFEST-000001"), false).ok());
+  ASSERT_TRUE(
+      WriteStringToFile(env, "MANIFEST-000001\n", dir_.File("CURRENT"), false)
+          .ok());
+  ASSERT_TRUE(WriteStringToFile(env, std::string(100, '\x5a'),
+                                dir_.File("MANIFEST-000001"), false)
+                  .ok());
   s = TryOpen();
   EXPECT_FALSE(s.ok());
-  EXPECT_NE(std::string::npos, s.ToString().find("MANIFEST-000001")) << s.ToString();
+  EXPECT_NE(std::string::npos, s.ToString().find("MANIFEST-000001"))
+      << s.ToString();
 
   test::TempDir other;
-  ASSERT_TRUE(WriteStringToFile(env, "junk", other.File("000003.log"), false).ok());
+  ASSERT_TRUE(
+      WriteStringToFile(env, "junk", other.File("000003.log"), false).ok());
   std::unique_ptr<DB> db;
   s = DB::Open(options_, other.path(), &db);
   EXPECT_TRUE(s.IsCorruption()) << s.ToString();
@@ -412,7 +427,9 @@ TEST_F(DBTest, DatabaseLockedByAnotherProcess) {
     Options o;
     std::unique_ptr<DB> db;
     Status s = DB::Open(o, path, &db);
-    _exit(s.IsIOError() && s.ToString().find("in use") != std::string::npos ? 0 : 1);
+    _exit(s.IsIOError() && s.ToString().find("in use") != std::string::npos
+              ? 0
+              : 1);
   }
   int status = 0;
   ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -423,9 +440,11 @@ TEST_F(DBTest, DatabaseLockedByAnotherProcess) {
 
 TEST_F(DBTest, CorruptSegmentIsReportedAndTheRestStillAnswers) {
   Open();
-  for (int i = 0; i < 100; i++) Put("a" + std::to_string(i), std::string(100, 'x'));
+  for (int i = 0; i < 100; i++)
+    Put("a" + std::to_string(i), std::string(100, 'x'));
   ASSERT_TRUE(db_->Flush().ok());
-  for (int i = 0; i < 100; i++) Put("b" + std::to_string(i), std::string(100, 'y'));
+  for (int i = 0; i < 100; i++)
+    Put("b" + std::to_string(i), std::string(100, 'y'));
   ASSERT_TRUE(db_->Flush().ok());
   db_.reset();
   const std::vector<std::string> segs = SegmentFiles();
@@ -458,7 +477,8 @@ TEST_F(DBTest, ReadOnlyOpenChangesNothing) {
     std::vector<std::string> children;
     EXPECT_TRUE(Env::Default()->GetChildren(dir_.path(), &children).ok());
     for (const auto& c : children) {
-      EXPECT_TRUE(ReadFileToString(Env::Default(), dir_.File(c), &files[c]).ok());
+      EXPECT_TRUE(
+          ReadFileToString(Env::Default(), dir_.File(c), &files[c]).ok());
     }
     return files;
   };
@@ -482,7 +502,8 @@ TEST_F(DBTest, ReadOnlyOpenChangesNothing) {
   ASSERT_TRUE(DB::OpenForReadOnly(options_, dir_.path(), &ro).ok());
   ro.reset();
   test::TempDir empty;
-  EXPECT_TRUE(DB::OpenForReadOnly(options_, empty.path(), &ro).IsInvalidArgument());
+  EXPECT_TRUE(
+      DB::OpenForReadOnly(options_, empty.path(), &ro).IsInvalidArgument());
 }
 
 TEST_F(DBTest, DestroyDBRemovesEverything) {

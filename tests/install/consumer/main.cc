@@ -23,12 +23,14 @@ int main(int argc, char** argv) {
   options.create_if_missing = true;
   std::unique_ptr<bloomkv::DB> db;
   bloomkv::Status s = bloomkv::DB::Open(options, argv[1], &db);
-  if (s.ok()) s = db->Put(bloomkv::WriteOptions(), "aZ3kQ9x", "https://example.com/");
+  if (s.ok())
+    s = db->Put(bloomkv::WriteOptions(), "aZ3kQ9x", "https://example.com/");
   if (s.ok()) s = db->Flush();
   std::string url;
   if (s.ok()) s = db->Get(bloomkv::ReadOptions(), "aZ3kQ9x", &url);
   if (!s.ok() || url != "https://example.com/") {
-    std::fprintf(stderr, "database round trip failed: %s\n", s.ToString().c_str());
+    std::fprintf(stderr, "database round trip failed: %s\n",
+                 s.ToString().c_str());
     return 1;
   }
   if (!db->Get(bloomkv::ReadOptions(), "zzzzzzz", &url).IsNotFound()) {

@@ -17,19 +17,19 @@ namespace bloomkv {
 
 struct SegmentProperties {
   uint32_t format_version = 0;
-  uint64_t num_entries = 0;       // internal entries, tombstones included
-  uint64_t num_deletions = 0;     // tombstones
-  uint64_t num_filter_keys = 0;   // distinct user keys given to the filter
-  uint64_t raw_key_bytes = 0;     // sum of internal key sizes
-  uint64_t raw_value_bytes = 0;   // sum of value sizes
+  uint64_t num_entries = 0;      // internal entries, tombstones included
+  uint64_t num_deletions = 0;    // tombstones
+  uint64_t num_filter_keys = 0;  // distinct user keys given to the filter
+  uint64_t raw_key_bytes = 0;    // sum of internal key sizes
+  uint64_t raw_value_bytes = 0;  // sum of value sizes
   uint64_t num_data_blocks = 0;
-  uint64_t data_size = 0;         // data blocks on disk, trailers included
+  uint64_t data_size = 0;  // data blocks on disk, trailers included
   uint64_t index_size = 0;
-  uint64_t filter_size = 0;       // 0 when there is no filter
-  std::string filter_policy;      // policy Name(); empty when no filter
-  double bits_per_key = 0;        // as configured in the policy
-  std::string smallest_key;       // internal key; empty if no entries
-  std::string largest_key;        // internal key; empty if no entries
+  uint64_t filter_size = 0;   // 0 when there is no filter
+  std::string filter_policy;  // policy Name(); empty when no filter
+  double bits_per_key = 0;    // as configured in the policy
+  std::string smallest_key;   // internal key; empty if no entries
+  std::string largest_key;    // internal key; empty if no entries
 
   void EncodeTo(std::string* dst) const;
   // Corruption if the input cannot be parsed; unknown fields are skipped so

@@ -1,8 +1,8 @@
 // CountingEnv: an EnvWrapper that counts every read (and write) that reaches
 // a file, in total and per file name.
 //
-// This is how tests and benchmarks prove IO claims, e.g. that a lookup rejected by a
-// segment's filter reads nothing from that segment:
+// This is how tests and benchmarks prove IO claims, e.g. that a lookup rejected
+// by a segment's filter reads nothing from that segment:
 //   CountingEnv env(Env::Default());
 //   ... open the DB on &env, warm up ...
 //   env.Reset();

@@ -12,12 +12,12 @@
 #include <string>
 #include <utility>
 
-#include "util/counting_env.h"
 #include "bench/kvbench/engine.h"
 #include "bloomkv/db.h"
 #include "bloomkv/env.h"
 #include "bloomkv/filter_policy.h"
 #include "bloomkv/write_batch.h"
+#include "util/counting_env.h"
 
 namespace bloomkv::bench {
 namespace {

@@ -73,9 +73,9 @@ void Workload::PlanLookups(const std::string& phase, uint64_t ops,
   for (uint64_t n = 0; n < ops; n++) {
     uint64_t code;
     int64_t index = -1;
-    const bool miss = phase == "readmiss" ||
-                      (phase == "mixed" &&
-                       st->rng.NextDouble() < config_.miss_ratio);
+    const bool miss =
+        phase == "readmiss" ||
+        (phase == "mixed" && st->rng.NextDouble() < config_.miss_ratio);
     if (miss) {
       code = codes_.NeverIssued(&st->rng);
     } else {
@@ -114,7 +114,8 @@ void Workload::VerifyLookups(ThreadState* st) {
     const bool expected = p.index >= 0 && versions_[p.index] != kDeleted;
     if (found != expected) {
       st->verify_errors++;
-    } else if (found && st->values[n] != urls_.Url(p.code, versions_[p.index])) {
+    } else if (found &&
+               st->values[n] != urls_.Url(p.code, versions_[p.index])) {
       st->verify_errors++;
     }
   }

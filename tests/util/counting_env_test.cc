@@ -14,7 +14,6 @@
 namespace bloomkv {
 namespace {
 
-
 class CountingEnvTest : public testing::Test {
  protected:
   void SetUp() override {

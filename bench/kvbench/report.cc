@@ -8,6 +8,9 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 namespace bloomkv::bench {
 namespace {
@@ -37,47 +40,23 @@ std::string SeriesName(const RunResult& r) {
   return r.engine + (r.filters_on() ? " filters" : " no-filter");
 }
 
-// A minimal JSON writer: the caller emits keys and values in order, commas
-// are inserted automatically.
+// Builds the JSON report with nlohmann/json, in the order the caller emits
+// keys and values; nested containers are opened and closed like a stream.
 class Json {
  public:
-  void BeginObject() { Open('{'); }
-  void EndObject() { Close('}'); }
-  void BeginArray() { Open('['); }
-  void EndArray() { Close(']'); }
-  void Key(const std::string& k) {
-    Comma();
-    String(k);
-    out_ += ": ";
-    after_key_ = true;
+  using Node = nlohmann::ordered_json;
+
+  Json() { stack_.push_back(&root_); }
+  void BeginObject() { stack_.push_back(Put(Node::object())); }
+  void EndObject() { stack_.pop_back(); }
+  void BeginArray() { stack_.push_back(Put(Node::array())); }
+  void EndArray() { stack_.pop_back(); }
+  void Key(const std::string& k) { key_ = k; }
+  template <typename T>
+  void Value(const T& v) {
+    Put(Node(v));
   }
-  void Value(const std::string& s) {
-    Comma();
-    String(s);
-  }
-  void Value(const char* s) { Value(std::string(s)); }
-  void Value(double v) {
-    Comma();
-    if (!std::isfinite(v)) {
-      out_ += "null";
-      return;
-    }
-    char buf[64];
-    std::snprintf(buf, sizeof(buf), "%.10g", v);
-    out_ += buf;
-  }
-  void Value(uint64_t v) {
-    Comma();
-    out_ += std::to_string(v);
-  }
-  void Value(bool v) {
-    Comma();
-    out_ += v ? "true" : "false";
-  }
-  void Null() {
-    Comma();
-    out_ += "null";
-  }
+  void Null() { Put(nullptr); }
   template <typename T>
   void Field(const std::string& k, const T& v) {
     Key(k);
@@ -92,44 +71,31 @@ class Json {
       Null();
     }
   }
-  const std::string& str() const { return out_; }
+  // Non-finite numbers come out as null.
+  std::string str() const { return root_.dump(2); }
 
  private:
-  void Open(char c) {
-    Comma();
-    out_ += c;
-    first_ = true;
-  }
-  void Close(char c) {
-    out_ += c;
-    first_ = false;
-  }
-  void Comma() {
-    if (after_key_) {
-      after_key_ = false;
-      return;
+  // Adds v to the innermost open container (under the last Key() in an
+  // object). Only that container grows while it is open, so the pointers
+  // on the stack stay valid.
+  Node* Put(Node v) {
+    Node& top = *stack_.back();
+    if (stack_.size() == 1 && top.is_null()) {
+      top = std::move(v);
+      return &top;
     }
-    if (!first_ && !out_.empty()) out_ += ", ";
-    first_ = false;
-  }
-  void String(const std::string& s) {
-    out_ += '"';
-    for (char c : s) {
-      if (c == '"' || c == '\\') {
-        out_ += '\\';
-        out_ += c;
-      } else if (static_cast<unsigned char>(c) < 0x20) {
-        out_ += Fmt("\\u%04x", static_cast<unsigned char>(c));
-      } else {
-        out_ += c;
-      }
+    if (top.is_array()) {
+      top.push_back(std::move(v));
+      return &top.back();
     }
-    out_ += '"';
+    Node& slot = top[key_];
+    slot = std::move(v);
+    return &slot;
   }
 
-  std::string out_;
-  bool first_ = true;
-  bool after_key_ = false;
+  Node root_;
+  std::vector<Node*> stack_;
+  std::string key_;
 };
 
 void CounterFields(Json* j, const EngineCounters& c) {

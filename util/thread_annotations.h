@@ -18,7 +18,5 @@
 // The function must be called with the given mutex held.
 #define REQUIRES(...) \
   BLOOMKV_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
-// The function must be called without the given mutex held.
-#define EXCLUDES(...) BLOOMKV_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
 
 #endif  // BLOOMKV_UTIL_THREAD_ANNOTATIONS_H_

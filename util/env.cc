@@ -1,13 +1,24 @@
 // Env base classes and helpers that work with any Env.
 #include "bloomkv/env.h"
 
+#include "util/logging.h"
+
 namespace bloomkv {
 
 SequentialFile::~SequentialFile() = default;
 RandomAccessFile::~RandomAccessFile() = default;
 WritableFile::~WritableFile() = default;
 FileLock::~FileLock() = default;
+Logger::~Logger() = default;
 Env::~Env() = default;
+
+Status Env::NewLogger(const std::string& fname,
+                      std::unique_ptr<Logger>* result) {
+  std::unique_ptr<WritableFile> file;
+  Status s = NewAppendableFile(fname, &file);
+  if (s.ok()) *result = NewWritableFileLogger(std::move(file));
+  return s;
+}
 
 Status ReadFileToString(Env* env, const std::string& fname, std::string* data) {
   data->clear();

@@ -5,11 +5,12 @@
 // POSIX implementation whose random reads use pread(2).
 //
 // Thread-safety: Env methods are thread-safe. A RandomAccessFile may be read
-// by many threads at once. SequentialFile and WritableFile objects require
-// external synchronization.
+// by many threads at once, and so may a Logger. SequentialFile and
+// WritableFile objects require external synchronization.
 #ifndef BLOOMKV_INCLUDE_ENV_H_
 #define BLOOMKV_INCLUDE_ENV_H_
 
+#include <cstdarg>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -77,6 +78,25 @@ class FileLock {
   virtual ~FileLock();
 };
 
+// Receives the info log: one human-readable line per event (open, flush,
+// compaction, error...), see docs/operations.md. Set Options::info_log to
+// send it to the application's own logger.
+// Thread-safety: Logv is called from several threads at once, sometimes with
+// the database's mutex held, so it must be quick (no more IO than one
+// buffered write), must not call back into the database, and must swallow
+// its own failures: the database never fails because a log line was lost.
+class Logger {
+ public:
+  Logger() = default;
+  Logger(const Logger&) = delete;
+  Logger& operator=(const Logger&) = delete;
+  virtual ~Logger();
+
+  // Writes one line, formatted like vprintf(format, ap); a trailing newline
+  // is optional.
+  virtual void Logv(const char* format, va_list ap) = 0;
+};
+
 class Env {
  public:
   Env() = default;
@@ -97,6 +117,12 @@ class Env {
   // Opens a file for appending, creating it if missing.
   virtual Status NewAppendableFile(const std::string& fname,
                                    std::unique_ptr<WritableFile>* result) = 0;
+  // Opens fname for appending (creating it if missing) as a Logger that
+  // writes each line, prefixed with the UTC time in microseconds and the
+  // thread id, as one flushed write: lines from different threads never
+  // interleave. The default writes through NewAppendableFile.
+  virtual Status NewLogger(const std::string& fname,
+                           std::unique_ptr<Logger>* result);
 
   virtual bool FileExists(const std::string& fname) = 0;
   // Names (not paths) of the entries of dir, without "." and "..".
@@ -148,6 +174,9 @@ class EnvWrapper : public Env {
   Status NewAppendableFile(const std::string& f,
                            std::unique_ptr<WritableFile>* r) override {
     return target_->NewAppendableFile(f, r);
+  }
+  Status NewLogger(const std::string& f, std::unique_ptr<Logger>* r) override {
+    return target_->NewLogger(f, r);
   }
   bool FileExists(const std::string& f) override {
     return target_->FileExists(f);

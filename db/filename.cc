@@ -52,6 +52,11 @@ std::string LockFileName(const std::string& dbname) { return dbname + "/LOCK"; }
 std::string InfoLogFileName(const std::string& dbname) {
   return dbname + "/LOG";
 }
+std::string OldInfoLogFileName(const std::string& dbname, int generation) {
+  std::string name = dbname + "/LOG.old";
+  if (generation > 0) name += "." + std::to_string(generation);
+  return name;
+}
 
 bool ParseFileName(const std::string& name, uint64_t* number, FileType* type) {
   if (name == "CURRENT") {
@@ -64,10 +69,15 @@ bool ParseFileName(const std::string& name, uint64_t* number, FileType* type) {
     *type = FileType::kLockFile;
     return true;
   }
-  if (name == "LOG") {
+  if (name == "LOG" || name == "LOG.old") {
     *number = 0;
     *type = FileType::kInfoLogFile;
     return true;
+  }
+  const std::string kOldInfoLogPrefix = "LOG.old.";
+  if (name.compare(0, kOldInfoLogPrefix.size(), kOldInfoLogPrefix) == 0) {
+    *type = FileType::kInfoLogFile;
+    return ParseNumber(name.substr(kOldInfoLogPrefix.size()), number);
   }
   const std::string kManifestPrefix = "MANIFEST-";
   if (name.compare(0, kManifestPrefix.size(), kManifestPrefix) == 0) {

@@ -6,7 +6,8 @@
 //   CURRENT           names the live manifest; replaced atomically
 //   LOCK              held by the process that has the database open
 //   000004.tmp        temporary file being written
-//   LOG               human-readable event log
+//   LOG               human-readable event log (the info log)
+//   LOG.old           the previous info log; older ones LOG.old.1, LOG.old.2
 // Thread-safety: stateless functions.
 #ifndef BLOOMKV_DB_FILENAME_H_
 #define BLOOMKV_DB_FILENAME_H_
@@ -38,6 +39,9 @@ std::string CurrentFileName(const std::string& dbname);
 std::string LockFileName(const std::string& dbname);
 std::string TempFileName(const std::string& dbname, uint64_t number);
 std::string InfoLogFileName(const std::string& dbname);
+// A previous info log: generation 0 is LOG.old (the newest), n > 0 is
+// LOG.old.<n>, older as n grows.
+std::string OldInfoLogFileName(const std::string& dbname, int generation = 0);
 
 // Parses a file name (not a path). False if it is not one of ours.
 bool ParseFileName(const std::string& filename, uint64_t* number,

@@ -14,6 +14,7 @@
 #include "db/segment_output.h"
 #include "db/write_batch_internal.h"
 #include "util/hash.h"
+#include "util/logging.h"
 
 namespace bloomkv {
 
@@ -133,6 +134,12 @@ DBImpl::DBImpl(const Options& options, std::string dbname, bool read_only)
   }
   versions_ = std::make_unique<VersionSet>(
       dbname_, env_, [this](FileMetaData* f) { OpenSegment(f); });
+  if (options_.info_log == nullptr && !read_only_) {
+    info_log_file_ = std::make_shared<InfoLogFile>(env_, dbname_,
+                                                   options_.max_log_file_size);
+    options_.info_log = info_log_file_;
+  }
+  info_log_ = options_.info_log.get();
 }
 
 DBImpl::~DBImpl() {
@@ -143,6 +150,15 @@ DBImpl::~DBImpl() {
   }
   bg_work_cv_.notify_all();
   if (bg_thread_.joinable()) bg_thread_.join();
+  Log(info_log_,
+      "Closing database %s: %" PRIu64 " flushes (%" PRIu64 " bytes), %" PRIu64
+      " compactions (%" PRIu64 " bytes read, %" PRIu64 " written), %" PRIu64
+      " trivial moves, %" PRIu64 " us of write stalls",
+      dbname_.c_str(), counters_->flushes.load(),
+      counters_->bytes_flushed.load(), counters_->compactions.load(),
+      counters_->compaction_bytes_read.load(),
+      counters_->compaction_bytes_written.load(),
+      counters_->trivial_moves.load(), counters_->stall_micros.load());
   if (log_file_ != nullptr) log_file_->Close().PermitUncheckedError();
   if (db_lock_ != nullptr) {
     env_->UnlockFile(std::move(db_lock_)).PermitUncheckedError();
@@ -157,6 +173,8 @@ Status DB::Open(const Options& options, const std::string& path,
   if (path.empty()) return Status::InvalidArgument("empty database path");
   auto impl = std::make_unique<DBImpl>(options, path, /*read_only=*/false);
   s = impl->Open();
+  if (!s.ok())
+    Log(impl->info_log_, "ERROR: open failed: %s", s.ToString().c_str());
   if (s.ok()) *db = std::move(impl);
   return s;
 }
@@ -169,6 +187,9 @@ Status DB::OpenForReadOnly(const Options& options, const std::string& path,
   if (path.empty()) return Status::InvalidArgument("empty database path");
   auto impl = std::make_unique<DBImpl>(options, path, /*read_only=*/true);
   s = impl->Open();
+  if (!s.ok())
+    Log(impl->info_log_, "ERROR: read-only open failed: %s",
+        s.ToString().c_str());
   if (s.ok()) *db = std::move(impl);
   return s;
 }
@@ -192,6 +213,8 @@ Status DBImpl::Open() {
       return Status::IOError(dbname_, "database is in use: " + s.message());
     }
   }
+  if (info_log_file_ != nullptr) info_log_file_->Start();  // lock held: ours
+  LogOpening(info_log_, dbname_, options_, read_only_);
 
   std::vector<std::string> children;
   s = env_->GetChildren(dbname_, &children);
@@ -219,6 +242,7 @@ Status DBImpl::Open() {
     }
     s = NewDB();
     if (!s.ok()) return s;
+    Log(info_log_, "Created a new database");
   } else if (options_.error_if_exists) {
     return Status::InvalidArgument(dbname_, "exists (error_if_exists is true)");
   }
@@ -226,10 +250,17 @@ Status DBImpl::Open() {
   std::unique_lock<std::mutex> lock(mu_);
   s = versions_->Recover();
   if (!s.ok()) return s;
+  Log(info_log_,
+      "Recovered MANIFEST-%06" PRIu64 ": log number %" PRIu64
+      ", last sequence %" PRIu64 ", segments per level %s",
+      versions_->manifest_number(), versions_->log_number(),
+      versions_->last_sequence(), FilesPerLevel(*versions_->current()).c_str());
   if (read_only_) return OpenReadOnly(logs);
   for (uint64_t n : logs) versions_->MarkFileNumberUsed(n);
   s = versions_->WriteSnapshotManifest();
   if (!s.ok()) return s;
+  Log(info_log_, "Switched to manifest MANIFEST-%06" PRIu64,
+      versions_->manifest_number());
 
   // Replay, in order, every log the manifest does not yet cover.
   std::sort(logs.begin(), logs.end());
@@ -250,6 +281,11 @@ Status DBImpl::Open() {
   mem_ = NewMemTable();
   DeleteObsoleteFiles();
   bg_thread_ = std::thread([this] { BackgroundThread(); });
+  Log(info_log_,
+      "Opened: log %06" PRIu64 ", last sequence %" PRIu64
+      ", segments per level %s",
+      log_number_, versions_->last_sequence(),
+      FilesPerLevel(*versions_->current()).c_str());
   return Status::OK();
 }
 
@@ -264,6 +300,9 @@ Status DBImpl::OpenReadOnly(const std::vector<uint64_t>& logs) {
     if (!s.ok()) return s;
   }
   versions_->SetLastSequence(max_sequence);
+  Log(info_log_,
+      "Opened read-only: last sequence %" PRIu64 ", segments per level %s",
+      max_sequence, FilesPerLevel(*versions_->current()).c_str());
   return Status::OK();
 }
 
@@ -304,18 +343,24 @@ Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
   struct Reporter final : log::Reader::Reporter {
     Status status;
     bool paranoid = true;
-    void Corruption(size_t, const Status& reason) override {
+    Logger* info_log = nullptr;
+    void Corruption(size_t bytes, const Status& reason) override {
+      Log(info_log, "%s %zu bytes of the log: %s",
+          paranoid || reason.IsIOError() ? "ERROR: cannot skip" : "Skipping",
+          bytes, reason.ToString().c_str());
       // A failed read is never skipped: the rest of the log is unknown.
       if ((paranoid || reason.IsIOError()) && status.ok()) status = reason;
     }
   } reporter;
   reporter.paranoid = options_.paranoid_checks;
+  reporter.info_log = info_log_;
   log::Reader reader(file.get(), fname, &reporter, /*verify_checksums=*/true);
 
   std::shared_ptr<MemTable> mem = edit != nullptr ? NewMemTable() : mem_;
   Slice record;
   std::string scratch;
   WriteBatch batch;
+  uint64_t records = 0;
   while (reader.ReadRecord(&record, &scratch) && reporter.status.ok()) {
     s = WriteBatchInternal::SetContents(&batch, record);
     if (s.ok()) s = WriteBatchInternal::InsertInto(&batch, mem.get());
@@ -324,11 +369,13 @@ Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
           fname + " at offset " + std::to_string(reader.LastRecordOffset()),
           s.message());
       if (options_.paranoid_checks) return s;
+      Log(info_log_, "Skipping a log record: %s", s.ToString().c_str());
       continue;
     }
     const SequenceNumber last = WriteBatchInternal::Sequence(&batch) +
                                 WriteBatchInternal::Count(&batch) - 1;
     *max_sequence = std::max(*max_sequence, last);
+    records++;
     if (edit != nullptr &&
         mem->ApproximateMemoryUsage() > options_.write_buffer_size) {
       std::shared_ptr<FileMetaData> meta;
@@ -339,6 +386,12 @@ Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
     }
   }
   if (!reporter.status.ok()) return reporter.status;
+  Log(info_log_, "Replayed %s: %" PRIu64 " records, last sequence %" PRIu64,
+      fname.c_str(), records, *max_sequence);
+  if (reader.torn_tail())
+    Log(info_log_,
+        "Dropped the torn tail of %s: %" PRIu64 " bytes at offset %" PRIu64,
+        fname.c_str(), reader.torn_tail_bytes(), reader.torn_tail_offset());
   if (edit == nullptr) return Status::OK();
   std::shared_ptr<FileMetaData> meta;
   s = WriteLevel0Segment(mem.get(), versions_->NewFileNumber(), &meta);
@@ -364,6 +417,9 @@ void DBImpl::OpenSegment(FileMetaData* f) const {
     ro.block_cache = block_cache_.get();
     s = SegmentReader::Open(ro, fname, std::move(file), size, &reader);
   }
+  if (!s.ok())
+    Log(info_log_, "ERROR: cannot open segment %s: %s", fname.c_str(),
+        s.ToString().c_str());
   f->open_status = s;
   f->reader = std::move(reader);
 }
@@ -372,6 +428,7 @@ Status DBImpl::WriteLevel0Segment(MemTable* mem, uint64_t number,
                                   std::shared_ptr<FileMetaData>* meta) {
   meta->reset();
   if (mem->Empty()) return Status::OK();
+  const uint64_t start_micros = env_->NowMicros();
   SegmentOutput out(options_, dbname_, number);
   Status s = out.Open();
   std::unique_ptr<Iterator> it(mem->NewIterator());
@@ -389,9 +446,15 @@ Status DBImpl::WriteLevel0Segment(MemTable* mem, uint64_t number,
     s = f->open_status;
   }
   if (!s.ok()) {
+    Log(info_log_, "Flush to segment %06" PRIu64 " failed: %s", number,
+        s.ToString().c_str());
     out.Abandon();
     return s;
   }
+  Log(info_log_,
+      "Flushed segment %06" PRIu64 ": %" PRIu64 " entries, %" PRIu64
+      " bytes in %" PRIu64 " us",
+      number, f->num_entries, f->file_size, env_->NowMicros() - start_micros);
   counters_->flushes.fetch_add(1, std::memory_order_relaxed);
   counters_->bytes_flushed.fetch_add(f->file_size, std::memory_order_relaxed);
   *meta = std::move(f);
@@ -448,6 +511,8 @@ void DBImpl::DeleteObsoleteFiles() {
       case FileType::kInfoLogFile:
         break;
     }
+    if (!keep)
+      Log(info_log_, "Deleting %s: %s", name.c_str(), ObsoleteFileReason(type));
     if (!keep) env_->RemoveFile(dbname_ + "/" + name).PermitUncheckedError();
   }
 }
@@ -538,6 +603,10 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
       // The log's state is unknown: refuse further writes rather than risk
       // acknowledging writes that a crash would lose.
       bg_error_ = s;
+      Log(info_log_,
+          "ERROR: writing the log failed, writes are refused until reopened: "
+          "%s",
+          s.ToString().c_str());
     }
     if (group == &group_batch_) group_batch_.Clear();
     if (s.ok()) versions_->SetLastSequence(last_sequence);
@@ -607,8 +676,15 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>* lock,
       // The previous memtable is still being flushed, or level 0 is full:
       // wait for the background thread.
       const uint64_t start = env_->NowMicros();
+      Log(info_log_,
+          "Write stall: %s (level 0 has %d segments, stop trigger %d)",
+          imm_ != nullptr ? "waiting for the previous memtable's flush"
+                          : "waiting for level-0 compaction",
+          level0, options_.level0_stop_writes_trigger);
       bg_work_cv_.notify_one();
       bg_done_cv_.wait(*lock);
+      Log(info_log_, "Write stall ended after %" PRIu64 " us",
+          env_->NowMicros() - start);
       counters_->stall_micros.fetch_add(env_->NowMicros() - start,
                                         std::memory_order_relaxed);
       continue;
@@ -618,6 +694,8 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>* lock,
     imm_ = std::move(mem_);
     has_imm_ = true;
     mem_ = NewMemTable();
+    Log(info_log_, "Switched to a new memtable and log %06" PRIu64,
+        log_number_);
     force = false;
     bg_work_cv_.notify_one();
   }
@@ -651,13 +729,21 @@ void DBImpl::BackgroundThread() {
     bg_work_cv_.wait(lock,
                      [this] { return shutting_down_ || HasBackgroundWork(); });
     if (shutting_down_) break;
+    const int level0_before = versions_->current()->NumFiles(0);
     Status s;
     if (imm_ != nullptr) {
       s = FlushImmutable(&lock);
+      if (!s.ok())
+        Log(info_log_,
+            "ERROR: background flush failed, writes are refused until "
+            "reopened: %s",
+            s.ToString().c_str());
       if (!s.ok() && bg_error_.ok()) bg_error_ = s;
     } else {
       BackgroundCompaction(&lock);
     }
+    LogLevel0Change(info_log_, options_, level0_before,
+                    versions_->current()->NumFiles(0));
     bg_done_cv_.notify_all();
   }
   bg_done_cv_.notify_all();

@@ -31,6 +31,7 @@
 #include "bloomkv/env.h"
 #include "bloomkv/write_batch.h"
 #include "db/compaction.h"
+#include "db/info_log.h"
 #include "db/log_writer.h"
 #include "db/memtable.h"
 #include "db/version_set.h"
@@ -142,6 +143,11 @@ class DBImpl final : public DB {
   std::unique_ptr<Cache> block_cache_;
   std::unique_ptr<FileLock> db_lock_;
   std::unique_ptr<Counters> counters_;
+  // Where Log() lines go: options_.info_log, which the constructor points at
+  // info_log_file_ (LOG, started by Open once it holds the lock) when the
+  // application set none; null for a read-only open without one.
+  Logger* info_log_ = nullptr;
+  std::shared_ptr<InfoLogFile> info_log_file_;
 
   std::mutex mu_;
   std::condition_variable bg_work_cv_;  // wakes the background thread

@@ -14,6 +14,7 @@
 #include "db/filename.h"
 #include "db/merging_iterator.h"
 #include "db/segment_output.h"
+#include "util/logging.h"
 
 namespace bloomkv {
 
@@ -23,6 +24,11 @@ Status DBImpl::FlushImmutableIfAny(std::unique_lock<std::mutex>* lock) {
   Status s;
   if (imm_ != nullptr) {
     s = FlushImmutable(lock);
+    if (!s.ok())
+      Log(info_log_,
+          "ERROR: background flush failed, writes are refused until reopened: "
+          "%s",
+          s.ToString().c_str());
     if (!s.ok() && bg_error_.ok()) bg_error_ = s;
     bg_done_cv_.notify_all();
   }
@@ -52,16 +58,26 @@ void DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
     edit.AddFile(c->output_level(), f);
     s = versions_->LogAndApply(&edit, lock);
     if (s.ok()) counters_->trivial_moves.fetch_add(1);
+    if (s.ok())
+      Log(info_log_,
+          "Moved segment %06" PRIu64 " (%" PRIu64 " bytes) from L%d to L%d",
+          f->number, f->file_size, c->level(), c->output_level());
   } else {
     s = RunCompaction(c.get(), lock);
   }
   c.reset();  // unpins the inputs' version, so they can be deleted
   DeleteObsoleteFiles();
+  if (!s.ok() && !shutting_down_)
+    Log(info_log_,
+        "ERROR: background compaction failed, writes are refused until "
+        "reopened: %s",
+        s.ToString().c_str());
   if (!s.ok() && !shutting_down_ && bg_error_.ok()) bg_error_ = s;
 }
 
 Status DBImpl::RunCompaction(Compaction* c,
                              std::unique_lock<std::mutex>* lock) {
+  const uint64_t start_micros = env_->NowMicros();
   VersionEdit edit;
   Status s = MergeCompactionInputs(c, lock, &edit);
   if (s.ok()) {
@@ -76,6 +92,7 @@ Status DBImpl::RunCompaction(Compaction* c,
     counters_->compaction_bytes_read.fetch_add(c->InputBytes(),
                                                std::memory_order_relaxed);
   }
+  LogCompaction(info_log_, *c, edit, env_->NowMicros() - start_micros, s);
   return s;
 }
 
@@ -213,6 +230,9 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
   if (!s.ok()) {
     for (const auto& f : outputs) {
       pending_outputs_.erase(f->number);
+      Log(info_log_,
+          "Deleting %06" PRIu64 ".seg: output of a failed compaction",
+          f->number);
       env_->RemoveFile(SegmentFileName(dbname_, f->number))
           .PermitUncheckedError();
     }

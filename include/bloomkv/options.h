@@ -16,6 +16,7 @@ namespace bloomkv {
 
 class CompactionFilter;
 class Env;
+class Logger;
 class Snapshot;
 struct GetTrace;
 
@@ -63,6 +64,21 @@ struct Options {
 
   // File-system interface for all IO. Default: Env::Default().
   Env* env = nullptr;
+
+  // Where the database writes its info log: one human-readable line per
+  // open, flush, compaction, write stall, background error and deleted file
+  // (see docs/operations.md, "The info log"). nullptr writes the file LOG in
+  // the database directory; each Open renames the previous LOG to LOG.old
+  // (and LOG.old to LOG.old.1, LOG.old.1 to LOG.old.2, deleting the old
+  // LOG.old.2). Set it to route the lines into the application's own
+  // logging; no LOG file is written then. A read-only open never creates or
+  // rotates LOG: it logs to this logger, or nowhere. Default: nullptr.
+  std::shared_ptr<Logger> info_log;
+
+  // Rotates LOG, as Open does, once it has grown past about this many bytes,
+  // so the LOG files never take much more than 4 times this much disk.
+  // 0 rotates only at Open. Unused when info_log is set. Default: 4 MiB.
+  uint64_t max_log_file_size = uint64_t{4} << 20;
 
   // ---- Leveled compaction ------------------------------------------------
   // Level 0 holds flushed memtables, which may overlap; levels 1..6 hold

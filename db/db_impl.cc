@@ -9,6 +9,7 @@
 
 #include "db/db_iter.h"
 #include "db/filename.h"
+#include "db/filter_allocation.h"
 #include "db/log_reader.h"
 #include "db/merging_iterator.h"
 #include "db/segment_output.h"
@@ -332,7 +333,8 @@ Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
     if (edit != nullptr &&
         mem->ApproximateMemoryUsage() > options_.write_buffer_size) {
       std::shared_ptr<FileMetaData> meta;
-      s = WriteLevel0Segment(mem.get(), versions_->NewFileNumber(), &meta);
+      s = WriteLevel0Segment(mem.get(), versions_->NewFileNumber(),
+                             FlushFilterPolicy(*mem), &meta);
       if (!s.ok()) return s;
       if (meta != nullptr) edit->AddFile(0, std::move(meta));
       mem = NewMemTable();
@@ -341,7 +343,8 @@ Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
   if (!reporter.status.ok()) return reporter.status;
   if (edit == nullptr) return Status::OK();
   std::shared_ptr<FileMetaData> meta;
-  s = WriteLevel0Segment(mem.get(), versions_->NewFileNumber(), &meta);
+  s = WriteLevel0Segment(mem.get(), versions_->NewFileNumber(),
+                         FlushFilterPolicy(*mem), &meta);
   if (s.ok() && meta != nullptr) edit->AddFile(0, std::move(meta));
   return s;
 }
@@ -368,11 +371,19 @@ void DBImpl::OpenSegment(FileMetaData* f) const {
   f->reader = std::move(reader);
 }
 
-Status DBImpl::WriteLevel0Segment(MemTable* mem, uint64_t number,
-                                  std::shared_ptr<FileMetaData>* meta) {
+std::shared_ptr<const FilterPolicy> DBImpl::FlushFilterPolicy(
+    const MemTable& mem) {
+  return FilterPolicyForOutput(options_, *versions_->current(),
+                               /*c=*/nullptr, mem.NumEntries());
+}
+
+Status DBImpl::WriteLevel0Segment(
+    MemTable* mem, uint64_t number,
+    std::shared_ptr<const FilterPolicy> filter_policy,
+    std::shared_ptr<FileMetaData>* meta) {
   meta->reset();
   if (mem->Empty()) return Status::OK();
-  SegmentOutput out(options_, dbname_, number);
+  SegmentOutput out(options_, dbname_, number, std::move(filter_policy));
   Status s = out.Open();
   std::unique_ptr<Iterator> it(mem->NewIterator());
   for (it->SeekToFirst(); s.ok() && it->Valid(); it->Next()) {
@@ -667,9 +678,11 @@ Status DBImpl::FlushImmutable(std::unique_lock<std::mutex>* lock) {
   std::shared_ptr<MemTable> imm = imm_;
   const uint64_t number = versions_->NewFileNumber();
   pending_outputs_.insert(number);
+  auto filter_policy = FlushFilterPolicy(*imm);
   lock->unlock();
   std::shared_ptr<FileMetaData> meta;
-  Status s = WriteLevel0Segment(imm.get(), number, &meta);
+  Status s =
+      WriteLevel0Segment(imm.get(), number, std::move(filter_policy), &meta);
   lock->lock();
   if (s.ok()) {
     VersionEdit edit;

@@ -102,8 +102,12 @@ class DBImpl final : public DB {
   void OpenSegment(FileMetaData* f) const;
   // Writes mem to segment `number`, syncs it and its directory entry, and
   // opens it. *meta is null when mem is empty.
+  // filter_policy: from FilterPolicyForOutput, chosen under mu_.
   Status WriteLevel0Segment(MemTable* mem, uint64_t number,
+                            std::shared_ptr<const FilterPolicy> filter_policy,
                             std::shared_ptr<FileMetaData>* meta);
+  // The filter policy for flushing mem to level 0. REQUIRES: mu_ held.
+  std::shared_ptr<const FilterPolicy> FlushFilterPolicy(const MemTable& mem);
 
   // REQUIRES: lock holds mu_ (for all below).
   Status MakeRoomForWrite(std::unique_lock<std::mutex>* lock, bool force);

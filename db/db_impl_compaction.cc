@@ -12,6 +12,7 @@
 #include "bloomkv/compaction_filter.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
+#include "db/filter_allocation.h"
 #include "db/merging_iterator.h"
 #include "db/segment_output.h"
 
@@ -91,6 +92,8 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
   const SequenceNumber largest_snapshot = has_snapshots ? snapshots_.back() : 0;
   const CompactionFilter* filter = options_.compaction_filter.get();
   const uint64_t output_file_size = OutputFileSize(options_, c->output_level());
+  const auto filter_policy =
+      FilterPolicyForOutput(options_, *versions_->current(), c, 0);
   lock->unlock();
 
   SegmentReadOptions sro;
@@ -192,7 +195,8 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
         pending_outputs_.insert(number);
         lock->unlock();
       }
-      out = std::make_unique<SegmentOutput>(options_, dbname_, number);
+      out = std::make_unique<SegmentOutput>(options_, dbname_, number,
+                                            filter_policy);
       s = out->Open();
       if (!s.ok()) break;
     }
@@ -287,17 +291,40 @@ std::string DBImpl::LevelsTable() {
     std::lock_guard<std::mutex> guard(mu_);
     v = versions_->current();
   }
+  // Filter columns: bits per key over the level's segments, and the
+  // theoretical false-positive rate a lookup of an absent key pays there:
+  // the sum over level 0's segments (each is probed), the entry-weighted
+  // mean over a deeper level's (one is probed).
   std::string r;
-  char line[160];
-  std::snprintf(line, sizeof(line), "%-5s %9s %14s %14s %7s\n", "level",
-                "segments", "bytes", "target", "score");
+  char line[200];
+  std::snprintf(line, sizeof(line), "%-5s %9s %12s %14s %14s %7s %8s %9s\n",
+                "level", "segments", "entries", "bytes", "target", "score",
+                "bits/key", "fp");
   r += line;
   for (int level = 0; level < kNumLevels; level++) {
     const uint64_t target = level == 0 ? 0 : MaxBytesForLevel(options_, level);
+    uint64_t entries = 0, filter_bytes = 0, filtered_entries = 0;
+    double fp = 0;
+    for (const auto& f : v->files(level)) {
+      entries += f->num_entries;
+      if (f->reader == nullptr || !f->reader->has_filter()) continue;
+      filter_bytes += f->reader->filter_memory();
+      filtered_entries += f->num_entries;
+      const double rate = f->reader->TheoreticalFpRate();
+      fp += level == 0 ? rate : rate * static_cast<double>(f->num_entries);
+    }
+    if (level > 0 && filtered_entries > 0) {
+      fp /= static_cast<double>(filtered_entries);
+    }
+    const double bits_per_key = filtered_entries == 0
+                                    ? 0.0
+                                    : 8.0 * static_cast<double>(filter_bytes) /
+                                          static_cast<double>(filtered_entries);
     std::snprintf(line, sizeof(line),
-                  "L%-4d %9d %14" PRIu64 " %14" PRIu64 " %7.2f\n", level,
-                  v->NumFiles(level), v->LevelBytes(level), target,
-                  LevelScore(options_, *v, level));
+                  "L%-4d %9d %12" PRIu64 " %14" PRIu64 " %14" PRIu64
+                  " %7.2f %8.2f %9.6f\n",
+                  level, v->NumFiles(level), entries, v->LevelBytes(level),
+                  target, LevelScore(options_, *v, level), bits_per_key, fp);
     r += line;
   }
   return r;

@@ -94,8 +94,10 @@ class DB {
   //   "bloomkv.segments"  one line per segment: level, number, entries,
   //                       size, filter bits per key, filter outcomes,
   //                       measured and theoretical false-positive rates
-  //   "bloomkv.levels"    one line per level: segments, bytes, target
-  //                       size, compaction score
+  //   "bloomkv.levels"    one line per level: segments, entries, bytes,
+  //                       target size, compaction score, filter bits per
+  //                       key and the false-positive rate a lookup of an
+  //                       absent key pays at that level
   //   "bloomkv.num-files-at-level<N>"
   //   "bloomkv.approximate-memory-usage"
   // False if the property is unknown.

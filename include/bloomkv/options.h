@@ -25,6 +25,22 @@ enum class CompressionType : uint8_t {
   kLZ4 = 1,
 };
 
+// How filter memory is spread over the segments. Never change the values:
+// they may be stored in configuration files.
+enum class FilterAllocation : uint8_t {
+  // Every segment's filter gets filter_policy's bits per key.
+  kUniform = 0,
+  // filter_policy's bits per key is the average over all segments (the same
+  // total filter memory as kUniform), redistributed so that the expected
+  // number of false positives per lookup of an absent key, summed over every
+  // segment the lookup probes, is smallest: level-0 segments and small
+  // levels, which every lookup probes but which hold few keys, get more bits
+  // per key; the deepest level, which holds most keys, slightly fewer (about
+  // 4.8 bits per key more for each level 10x smaller). See
+  // docs/filters.md.
+  kMinimizeFalsePositives = 1,
+};
+
 struct Options {
   // Create the database if `path` holds none. Default: false.
   bool create_if_missing = false;
@@ -51,6 +67,13 @@ struct Options {
   // (about 1% false positives).
   std::shared_ptr<const FilterPolicy> filter_policy =
       NewBloomFilterPolicy(10.0);
+
+  // How the filter memory is spread over levels. kMinimizeFalsePositives
+  // needs a policy that can be resized (FilterPolicy::Resized; the built-in
+  // bloom filter can); for any other policy it acts as kUniform. Existing
+  // segments keep their filters; new ones follow the setting.
+  // Default: kUniform.
+  FilterAllocation filter_allocation = FilterAllocation::kUniform;
 
   // Bytes of uncompressed data blocks kept in the sharded LRU block cache;
   // 0 disables the cache. Default: 8 MiB.

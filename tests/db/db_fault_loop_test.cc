@@ -293,7 +293,7 @@ bool IsDanglingCurrentAfterFailedOpen(const std::vector<Op>& ops,
 
 // Every call is tried while a kind has few; past that, calls are taken at
 // an even stride, so the whole loop stays within a few seconds per mode.
-constexpr uint64_t kMaxPointsPerKind = 150;
+constexpr uint64_t kMaxPointsPerKind = 200;
 
 void RunLoop(bool crash) {
   const std::vector<Op> ops = MakeWorkload();

@@ -320,7 +320,13 @@ class BackgroundErrorDuringCompactionTest : public BackgroundErrorTest {
     }
   }
 
-  void TearDown() override { pausing_.Release(); }
+  // The DB uses pausing_, which goes before the base class's members.
+  void TearDown() override {
+    pausing_.Release();
+    if (compact_.valid()) compact_.wait();
+    if (flush_.valid()) flush_.wait();
+    db_.reset();
+  }
 
   // Lets the compaction go, and checks the end state: the error is sticky,
   // and the reopened database holds every acknowledged write, plus

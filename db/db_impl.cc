@@ -516,7 +516,9 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
     Status s = updates->Iterate(&validator);
     if (s.ok()) s = validator.status;
     if (!s.ok()) return s;
-    if (updates->Count() == 0) return Status::OK();
+    // An empty synced batch still syncs the log: it makes the writes before
+    // it durable (SyncWAL).
+    if (updates->Count() == 0 && !options.sync) return Status::OK();
   }
   Writer w(updates, options.sync);
   std::unique_lock<std::mutex> lock(mu_);
@@ -533,23 +535,22 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
     counters_->user_bytes_written.fetch_add(
         WriteBatchInternal::ByteSize(group) - kWriteBatchHeaderSize,
         std::memory_order_relaxed);
+    const bool empty = WriteBatchInternal::Count(group) == 0;
     last_sequence += WriteBatchInternal::Count(group);
     // Only the front writer gets here, so the log and the memtable have a
     // single writer while mu_ is released; readers go on meanwhile.
     lock.unlock();
-    s = log_->AddRecord(WriteBatchInternal::Contents(group));
-    bool sync_failed = false;
-    if (s.ok()) {
-      s = w.sync ? log_file_->Sync() : log_file_->Flush();
-      sync_failed = !s.ok();
+    if (!empty) s = log_->AddRecord(WriteBatchInternal::Contents(group));
+    if (s.ok()) s = w.sync ? log_file_->Sync() : log_file_->Flush();
+    // The log's state is unknown after a failed append or sync (a partial
+    // record may be in it): refuse further writes rather than risk
+    // acknowledging writes that a crash would lose or replay would skip.
+    const bool log_failed = !s.ok();
+    if (s.ok() && !empty) {
+      s = WriteBatchInternal::InsertInto(group, mem_.get());
     }
-    if (s.ok()) s = WriteBatchInternal::InsertInto(group, mem_.get());
     lock.lock();
-    if (sync_failed && bg_error_.ok()) {
-      // The log's state is unknown: refuse further writes rather than risk
-      // acknowledging writes that a crash would lose.
-      bg_error_ = s;
-    }
+    if (log_failed) RecordBackgroundError(s);
     if (group == &group_batch_) group_batch_.Clear();
     if (s.ok()) versions_->SetLastSequence(last_sequence);
   }
@@ -625,7 +626,12 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>* lock,
       continue;
     }
     Status s = NewLogFile();
-    if (!s.ok()) return s;
+    if (!s.ok()) {
+      // The old log may not be durable, and the writes after it must not
+      // go anywhere else.
+      RecordBackgroundError(s);
+      return s;
+    }
     imm_ = std::move(mem_);
     has_imm_ = true;
     mem_ = NewMemTable();
@@ -640,6 +646,21 @@ Status DBImpl::Flush() {
   std::unique_lock<std::mutex> lock(mu_);
   while (imm_ != nullptr && bg_error_.ok()) bg_done_cv_.wait(lock);
   return bg_error_;
+}
+
+Status DBImpl::SyncWAL() {
+  WriteOptions options;
+  options.sync = true;
+  WriteBatch empty;
+  return Write(options, &empty);
+}
+
+void DBImpl::RecordBackgroundError(const Status& s) {
+  if (s.ok() || !bg_error_.ok()) return;
+  bg_error_ = s;
+  has_bg_error_.store(true, std::memory_order_release);
+  // Flush() and CompactRange() waiters, and a writer waiting for room.
+  bg_done_cv_.notify_all();
 }
 
 // ---------------------------------------------------------------------------
@@ -662,10 +683,9 @@ void DBImpl::BackgroundThread() {
     bg_work_cv_.wait(lock,
                      [this] { return shutting_down_ || HasBackgroundWork(); });
     if (shutting_down_) break;
-    Status s;
     if (imm_ != nullptr) {
-      s = FlushImmutable(&lock);
-      if (!s.ok() && bg_error_.ok()) bg_error_ = s;
+      // A failure is the sticky error now: FlushImmutable recorded it.
+      FlushImmutable(&lock).PermitUncheckedError();
     } else {
       BackgroundCompaction(&lock);
     }
@@ -692,11 +712,15 @@ Status DBImpl::FlushImmutable(std::unique_lock<std::mutex>* lock) {
     s = versions_->LogAndApply(&edit, lock);
   }
   pending_outputs_.erase(number);
-  if (s.ok()) {
-    imm_.reset();
-    has_imm_ = false;
-    DeleteObsoleteFiles();
+  if (!s.ok()) {
+    // Sticky before mu_ is released: the manifest may name the output, so
+    // no DeleteObsoleteFiles may run any more.
+    RecordBackgroundError(s);
+    return s;
   }
+  imm_.reset();
+  has_imm_ = false;
+  DeleteObsoleteFiles();
   return s;
 }
 

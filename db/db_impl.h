@@ -6,6 +6,11 @@
 // full it becomes immutable, a new WAL is started, and the background thread
 // flushes the immutable memtable into a level-0 segment.
 //
+// Errors: a failed write or sync of the WAL or the manifest, and any failed
+// flush or compaction, becomes the sticky bg_error_: from then on every
+// write, Flush and CompactRange returns it, no file is deleted, and every
+// waiter is woken at once. Reads go on (docs/durability.md).
+//
 // Reads: a Get pins the memtables and the current version under the mutex,
 // then reads without it: memtable, immutable memtable, then the candidate
 // segments newest first, each skipped by key range or by filter before any
@@ -59,6 +64,7 @@ class DBImpl final : public DB {
   DbStats GetStats() override;
   std::vector<SegmentInfo> GetSegmentInfo() override;
   Status CompactRange(const Slice* begin, const Slice* end) override;
+  Status SyncWAL() override;
 
  private:
   friend class DB;
@@ -113,6 +119,9 @@ class DBImpl final : public DB {
   Status MakeRoomForWrite(std::unique_lock<std::mutex>* lock, bool force);
   WriteBatch* BuildBatchGroup(Writer** last_writer);
   Status NewLogFile();
+  // Makes s (not OK) the sticky background error, unless one is already
+  // recorded, and wakes everything that waits on background work.
+  void RecordBackgroundError(const Status& s);
   void BackgroundThread();
   // True when the background thread has something to do.
   bool HasBackgroundWork() const;
@@ -153,6 +162,7 @@ class DBImpl final : public DB {
   std::thread bg_thread_;
   bool shutting_down_ GUARDED_BY(mu_) = false;
   Status bg_error_ GUARDED_BY(mu_);
+  std::atomic<bool> has_bg_error_{false};  // !bg_error_.ok(), read lock-free
 
   // Changed only by the writer at the front of the queue, with mu_ held;
   // that writer also reads it without mu_.
@@ -175,6 +185,9 @@ class DBImpl final : public DB {
     const Slice* begin = nullptr;
     const Slice* end = nullptr;
     bool in_place = false;
+    // Set by the background thread while it works on the request without
+    // mu_; the waiter may leave only when it is false.
+    bool running = false;
     bool done = false;
     Status status;
   };

@@ -23,8 +23,7 @@ CompactionFilter::~CompactionFilter() = default;
 Status DBImpl::FlushImmutableIfAny(std::unique_lock<std::mutex>* lock) {
   Status s;
   if (imm_ != nullptr) {
-    s = FlushImmutable(lock);
-    if (!s.ok() && bg_error_.ok()) bg_error_ = s;
+    s = FlushImmutable(lock);  // a failure is recorded as the sticky error
     bg_done_cv_.notify_all();
   }
   return s;
@@ -33,13 +32,17 @@ Status DBImpl::FlushImmutableIfAny(std::unique_lock<std::mutex>* lock) {
 void DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
   ManualCompaction* manual = manual_compaction_;
   if (manual != nullptr && !manual->done) {
+    manual->running = true;  // its waiter stays until done
     auto c = CompactionForRange(versions_->current(), manual->level,
                                 manual->begin, manual->end, manual->in_place);
     // A manual compaction always rewrites, even a lone segment: that is
     // what drops its tombstones and filtered entries.
-    if (c != nullptr) manual->status = RunCompaction(c.get(), lock);
+    Status s;
+    if (c != nullptr) s = RunCompaction(c.get(), lock);
     c.reset();  // unpins the inputs' version, so they can be deleted
     DeleteObsoleteFiles();
+    manual->status = s;
+    manual->running = false;
     manual->done = true;
     return;
   }
@@ -52,13 +55,16 @@ void DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
     edit.RemoveFile(c->level(), f->number);
     edit.AddFile(c->output_level(), f);
     s = versions_->LogAndApply(&edit, lock);
-    if (s.ok()) counters_->trivial_moves.fetch_add(1);
+    if (s.ok()) {
+      counters_->trivial_moves.fetch_add(1);
+    } else {
+      RecordBackgroundError(s);
+    }
   } else {
     s = RunCompaction(c.get(), lock);
   }
   c.reset();  // unpins the inputs' version, so they can be deleted
   DeleteObsoleteFiles();
-  if (!s.ok() && !shutting_down_ && bg_error_.ok()) bg_error_ = s;
 }
 
 Status DBImpl::RunCompaction(Compaction* c,
@@ -69,6 +75,10 @@ Status DBImpl::RunCompaction(Compaction* c,
     c->AddInputDeletions(&edit);
     s = versions_->LogAndApply(&edit, lock);
   }
+  // Sticky before the outputs leave pending_outputs_: after a failed
+  // LogAndApply the manifest may name them, so nothing may delete them.
+  // Only a compaction cut short by closing is not an error of the DB.
+  if (!s.ok() && !shutting_down_) RecordBackgroundError(s);
   for (const auto& [level, f] : edit.new_files()) {
     pending_outputs_.erase(f->number);
   }
@@ -131,6 +141,11 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
   for (; s.ok() && input->Valid(); input->Next()) {
     if (shutting_down_flag_.load(std::memory_order_acquire)) {
       s = Status::IOError("compaction abandoned: database closing");
+      break;
+    }
+    if (has_bg_error_.load(std::memory_order_acquire)) {
+      // Its result could not be installed; stop, so that waiters go.
+      s = Status::IOError("compaction abandoned after a background error");
       break;
     }
     if (has_imm_.load(std::memory_order_acquire)) {
@@ -246,13 +261,16 @@ Status DBImpl::RunManualCompaction(int level, const Slice* begin,
   manual.in_place = in_place;
   manual_compaction_ = &manual;
   bg_work_cv_.notify_one();
-  bg_done_cv_.wait(
-      lock, [&] { return manual.done || !bg_error_.ok() || shutting_down_; });
+  // While the background thread works on the request without mu_ it may
+  // still write to it: this frame must outlive that, error or not.
+  bg_done_cv_.wait(lock, [&] {
+    return manual.done ||
+           (!manual.running && (!bg_error_.ok() || shutting_down_));
+  });
   manual_compaction_ = nullptr;
   bg_done_cv_.notify_all();
-  if (!manual.done) {
-    return bg_error_.ok() ? Status::IOError("database closing") : bg_error_;
-  }
+  if (!bg_error_.ok()) return bg_error_;
+  if (!manual.done) return Status::IOError("database closing");
   return manual.status;
 }
 

@@ -184,6 +184,7 @@ Status VersionSet::WriteSnapshotManifest() {
 
 Status VersionSet::LogAndApply(VersionEdit* edit,
                                std::unique_lock<std::mutex>* lock) {
+  if (!manifest_error_.ok()) return manifest_error_;
   const uint64_t log_number = edit->has_log_number()
                                   ? std::max(log_number_, edit->log_number())
                                   : log_number_;
@@ -203,7 +204,13 @@ Status VersionSet::LogAndApply(VersionEdit* edit,
   s = manifest_log_->AddRecord(record);
   if (s.ok()) s = manifest_file_->Sync();
   lock->lock();
-  if (!s.ok()) return s;
+  if (!s.ok()) {
+    // The record may be in the file, whole or in part, and a next record
+    // would follow a torn one: the manifest takes no more edits. The next
+    // Open starts a fresh one.
+    manifest_error_ = s;
+    return s;
+  }
   log_number_ = log_number;
   Install(std::move(v));
   return Status::OK();

@@ -70,6 +70,8 @@ class VersionSet {
   // version as current. Fills in next file number and last sequence.
   // REQUIRES: *lock holds the DB mutex; it is released during IO and held
   // again on return. Only one thread at a time may call it.
+  // After a failed append or sync, whether the edit is in the manifest is
+  // unknown: that call and every later one return the error.
   Status LogAndApply(VersionEdit* edit, std::unique_lock<std::mutex>* lock);
 
   // REQUIRES: DB mutex held (for all below).
@@ -106,6 +108,7 @@ class VersionSet {
 
   std::unique_ptr<WritableFile> manifest_file_;
   std::unique_ptr<log::Writer> manifest_log_;
+  Status manifest_error_;  // sticky: set by a failed LogAndApply
 
   std::shared_ptr<const Version> current_;
   std::list<std::weak_ptr<const Version>> versions_;  // every version made

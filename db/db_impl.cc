@@ -150,11 +150,20 @@ Status CheckSegments(const Version& v, bool paranoid) {
 // log_number or later. The log named by log_number exists from the moment
 // it is recorded until a later log number replaces it, so its absence means
 // lost data (writes, or deletes whose keys would come back), not a crash.
+// The directory is listed after the manifest was read: a read-only Open
+// beside a writer must not miss a log the writer created in between.
 Status LiveLogs(Env* env, const std::string& dbname, uint64_t log_number,
-                const std::vector<uint64_t>& logs, bool paranoid,
-                std::vector<uint64_t>* live) {
-  for (uint64_t n : logs) {
-    if (n >= log_number) live->push_back(n);
+                bool paranoid, std::vector<uint64_t>* live) {
+  std::vector<std::string> children;
+  Status s = env->GetChildren(dbname, &children);
+  if (!s.ok()) return s;
+  for (const auto& name : children) {
+    uint64_t n;
+    FileType type;
+    if (ParseFileName(name, &n, &type) && type == FileType::kLogFile &&
+        n >= log_number) {
+      live->push_back(n);
+    }
   }
   std::sort(live->begin(), live->end());
   // Log number 0: no log was ever recorded (a new database).
@@ -284,15 +293,24 @@ Status DBImpl::Open() {
   }
 
   std::unique_lock<std::mutex> lock(mu_);
-  s = versions_->Recover();
-  if (!s.ok()) return s;
   // Everything Open checks comes before anything it writes, so that an Open
-  // that fails changes no file.
-  s = CheckSegments(*versions_->current(), options_.paranoid_checks);
-  if (!s.ok()) return s;
+  // that fails changes no file. A read-only Open may race with the process
+  // writing the database, whose flush or compaction can delete what the
+  // manifest just read names: it reads the manifest once more before
+  // calling that damage.
   std::vector<uint64_t> live_logs;
-  s = LiveLogs(env_, dbname_, versions_->log_number(), logs,
-               options_.paranoid_checks, &live_logs);
+  for (int attempt = 0;; attempt++) {
+    live_logs.clear();
+    s = versions_->Recover();
+    if (s.ok()) {
+      s = CheckSegments(*versions_->current(), options_.paranoid_checks);
+    }
+    if (s.ok()) {
+      s = LiveLogs(env_, dbname_, versions_->log_number(),
+                   options_.paranoid_checks, &live_logs);
+    }
+    if (s.ok() || !read_only_ || attempt > 0) break;
+  }
   if (!s.ok()) return s;
   if (read_only_) return OpenReadOnly(live_logs);
   for (uint64_t n : logs) versions_->MarkFileNumberUsed(n);

@@ -117,6 +117,75 @@ Status ValidateOptions(const Options& o) {
   return Status::OK();
 }
 
+// How many unreadable files an error message names before it only counts.
+constexpr size_t kMaxFilesNamed = 5;
+
+// A segment the manifest lists but that cannot be opened fails Open with
+// Corruption naming it. Without paranoid checks Open goes on, loudly: the
+// segment stays in the version and every read that needs it fails.
+Status CheckSegments(const Version& v, bool paranoid) {
+  std::string names;
+  size_t bad = 0;
+  for (int level = 0; level < kNumLevels; level++) {
+    for (const auto& f : v.files(level)) {
+      if (f->reader != nullptr) continue;
+      if (bad++ < kMaxFilesNamed) {
+        names += (names.empty() ? "" : "; ") + f->open_status.ToString();
+      }
+    }
+  }
+  if (bad == 0) return Status::OK();
+  if (bad > kMaxFilesNamed) {
+    names += "; and " + std::to_string(bad - kMaxFilesNamed) + " more";
+  }
+  Status s = Status::Corruption(
+      std::to_string(bad) + " segment(s) listed in the manifest cannot be read",
+      names);
+  if (paranoid) return s;
+  std::fprintf(stderr, "bloomkv: opening with unreadable segments: %s\n",
+               s.ToString().c_str());
+  return Status::OK();
+}
+
+// The logs recovery must replay, oldest first: every log on disk numbered
+// log_number or later. The log named by log_number exists from the moment
+// it is recorded until a later log number replaces it, so its absence means
+// lost data (writes, or deletes whose keys would come back), not a crash.
+// The directory is listed after the manifest was read: a read-only Open
+// beside a writer must not miss a log the writer created in between.
+Status LiveLogs(Env* env, const std::string& dbname, uint64_t log_number,
+                bool paranoid, std::vector<uint64_t>* live) {
+  std::vector<std::string> children;
+  Status s = env->GetChildren(dbname, &children);
+  if (!s.ok()) return s;
+  for (const auto& name : children) {
+    uint64_t n;
+    FileType type;
+    if (ParseFileName(name, &n, &type) && type == FileType::kLogFile &&
+        n >= log_number) {
+      live->push_back(n);
+    }
+  }
+  std::sort(live->begin(), live->end());
+  // Log number 0: no log was ever recorded (a new database).
+  if (paranoid && log_number != 0 &&
+      (live->empty() || live->front() != log_number)) {
+    return Status::Corruption(LogFileName(dbname, log_number),
+                              "is missing: the manifest needs it");
+  }
+  // Only the newest log may end torn; empty logs after it (a crash right
+  // after switching logs) do not make it older.
+  while (live->size() > 1) {
+    uint64_t size = 0;
+    if (!env->GetFileSize(LogFileName(dbname, live->back()), &size).ok() ||
+        size != 0) {
+      break;
+    }
+    live->pop_back();
+  }
+  return Status::OK();
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------
@@ -225,23 +294,47 @@ Status DBImpl::Open() {
   }
 
   std::unique_lock<std::mutex> lock(mu_);
-  s = versions_->Recover();
+  // Everything Open checks comes before anything it writes, so that an Open
+  // that fails changes no file. A read-only Open may race with the process
+  // writing the database, whose flush or compaction can delete what the
+  // manifest just read names: it reads the manifest once more before
+  // calling that damage.
+  std::vector<uint64_t> live_logs;
+  for (int attempt = 0;; attempt++) {
+    live_logs.clear();
+    s = versions_->Recover();
+    if (s.ok()) {
+      s = CheckSegments(*versions_->current(), options_.paranoid_checks);
+    }
+    if (s.ok()) {
+      s = LiveLogs(env_, dbname_, versions_->log_number(),
+                   options_.paranoid_checks, &live_logs);
+    }
+    if (s.ok() || !read_only_ || attempt > 0) break;
+  }
   if (!s.ok()) return s;
-  if (read_only_) return OpenReadOnly(logs);
+  if (read_only_) return OpenReadOnly(live_logs);
   for (uint64_t n : logs) versions_->MarkFileNumberUsed(n);
-  s = versions_->WriteSnapshotManifest();
-  if (!s.ok()) return s;
 
-  // Replay, in order, every log the manifest does not yet cover.
-  std::sort(logs.begin(), logs.end());
+  // Replay, in order, every log the manifest does not yet cover. The
+  // segments this writes are named by no manifest until the edit below, so
+  // a failed replay removes them again.
   VersionEdit edit;
   SequenceNumber max_sequence = versions_->last_sequence();
-  for (uint64_t n : logs) {
-    if (n < versions_->log_number()) continue;
-    s = ReplayLog(n, &max_sequence, &edit);
-    if (!s.ok()) return s;
+  for (size_t i = 0; s.ok() && i < live_logs.size(); i++) {
+    s = ReplayLog(live_logs[i], i + 1 == live_logs.size(), &max_sequence,
+                  &edit);
+  }
+  if (!s.ok()) {
+    for (const auto& [level, f] : edit.new_files()) {
+      env_->RemoveFile(SegmentFileName(dbname_, f->number))
+          .PermitUncheckedError();
+    }
+    return s;
   }
   versions_->SetLastSequence(max_sequence);
+  s = versions_->WriteSnapshotManifest();
+  if (!s.ok()) return s;
 
   s = NewLogFile();
   if (!s.ok()) return s;
@@ -254,14 +347,12 @@ Status DBImpl::Open() {
   return Status::OK();
 }
 
-Status DBImpl::OpenReadOnly(const std::vector<uint64_t>& logs) {
-  std::vector<uint64_t> sorted = logs;
-  std::sort(sorted.begin(), sorted.end());
+Status DBImpl::OpenReadOnly(const std::vector<uint64_t>& live_logs) {
   mem_ = NewMemTable();
   SequenceNumber max_sequence = versions_->last_sequence();
-  for (uint64_t n : sorted) {
-    if (n < versions_->log_number()) continue;
-    Status s = ReplayLog(n, &max_sequence, /*edit=*/nullptr);
+  for (size_t i = 0; i < live_logs.size(); i++) {
+    Status s = ReplayLog(live_logs[i], i + 1 == live_logs.size(), &max_sequence,
+                         /*edit=*/nullptr);
     if (!s.ok()) return s;
   }
   versions_->SetLastSequence(max_sequence);
@@ -288,13 +379,16 @@ Status DBImpl::NewDB() {
   if (s.ok()) s = file->Sync();
   Status close = file->Close();
   if (s.ok()) s = close;
-  if (s.ok()) s = SetCurrentFile(env_, dbname_, 1);
-  if (!s.ok()) env_->RemoveFile(manifest).PermitUncheckedError();
-  return s;
+  if (!s.ok()) {
+    env_->RemoveFile(manifest).PermitUncheckedError();
+    return s;
+  }
+  // On error CURRENT may already name the manifest: it stays.
+  return SetCurrentFile(env_, dbname_, 1);
 }
 
-Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
-                         VersionEdit* edit) {
+Status DBImpl::ReplayLog(uint64_t number, bool newest,
+                         SequenceNumber* max_sequence, VersionEdit* edit) {
   const std::string fname = LogFileName(dbname_, number);
   std::unique_ptr<SequentialFile> file;
   Status s = env_->NewSequentialFile(fname, &file);
@@ -341,6 +435,13 @@ Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
     }
   }
   if (!reporter.status.ok()) return reporter.status;
+  if (reader.torn_tail() && !newest && options_.paranoid_checks) {
+    // A later log exists, so this one was complete: its end is damage.
+    return Status::Corruption(
+        fname + " at offset " + std::to_string(reader.torn_tail_offset()),
+        "damaged end of a log that is not the newest (" +
+            std::to_string(reader.torn_tail_bytes()) + " bytes)");
+  }
   if (edit == nullptr) return Status::OK();
   std::shared_ptr<FileMetaData> meta;
   s = WriteLevel0Segment(mem.get(), versions_->NewFileNumber(),
@@ -354,6 +455,10 @@ void DBImpl::OpenSegment(FileMetaData* f) const {
   std::unique_ptr<RandomAccessFile> file;
   uint64_t size = 0;
   Status s = env_->GetFileSize(fname, &size);
+  if (s.IsNotFound()) {
+    // Never let "no such file" pass for "no such key".
+    s = Status::Corruption(fname, "is missing: the manifest lists it");
+  }
   if (s.ok() && size != f->file_size) {
     s = Status::Corruption(fname, "is " + std::to_string(size) +
                                       " bytes, the manifest says " +

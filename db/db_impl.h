@@ -100,8 +100,9 @@ class DBImpl final : public DB {
   Status NewDB();
   // Replays one WAL into memtables, flushing them to level-0 segments
   // (recorded in *edit) as they fill. With edit == nullptr (read-only)
-  // everything goes into mem_ and nothing is written.
-  Status ReplayLog(uint64_t number, SequenceNumber* max_sequence,
+  // everything goes into mem_ and nothing is written. Only the newest log's
+  // torn tail is forgiven.
+  Status ReplayLog(uint64_t number, bool newest, SequenceNumber* max_sequence,
                    VersionEdit* edit);
   Status OpenReadOnly(const std::vector<uint64_t>& logs);
   // Opens the reader of a segment, or records in f why it cannot.

@@ -59,6 +59,8 @@ class VersionSet {
 
   // Reads CURRENT and replays the manifest it names.
   // NotFound if there is no CURRENT; Corruption naming the file otherwise.
+  // A torn last record is dropped only when the version before it is whole;
+  // any other damage is Corruption. Deletes and writes nothing.
   Status Recover();
 
   // Starts a fresh manifest holding the whole current state and points
@@ -96,6 +98,10 @@ class VersionSet {
   Status Apply(const Version& base, const VersionEdit& edit,
                std::shared_ptr<Version>* result) const;
   void Install(std::shared_ptr<Version> v);
+  // A damaged last manifest record is forgiven as a torn append only if the
+  // version before it is still whole: every segment opens and its log
+  // exists. Otherwise the edit was durable and the damage hides it.
+  Status CheckTornTailVersion(const Version& v) const;
 
   const std::string dbname_;
   Env* const env_;

@@ -81,7 +81,13 @@ struct Options {
 
   // Verify more aggressively: every block read is checksummed, and on Open a
   // corrupt write-ahead log record that is not the torn tail of the last log
-  // fails with Corruption instead of being skipped. Default: true.
+  // fails with Corruption instead of being skipped (a damaged end of an
+  // older log included), as do a missing log that the manifest needs and a
+  // segment the manifest lists that is missing or cannot be opened. Set it
+  // to false only to salvage a damaged database: Open then skips damaged log
+  // records and goes on with unreadable segments (reported on stderr);
+  // reads that need such a segment fail with Corruption, never NotFound.
+  // Default: true.
   bool paranoid_checks = true;
 
   // File-system interface for all IO. Default: Env::Default().

@@ -553,6 +553,18 @@ TEST_F(KvtoolTest, VerifyFindsAFlippedByteInASegment) {
   ExpectError(Run({"dump", bad}), 4, "offset 0");
 }
 
+// A segment the manifest lists but that is gone is damage (exit 4 naming
+// it), never "key not found" (exit 1), for get and scan alike.
+TEST_F(KvtoolTest, MissingSegmentIsCorruptionForGetAndScan) {
+  BuildDb(2, 100);
+  const std::string gone = segment_files_[0];
+  std::filesystem::remove(gone);
+  const std::string name = gone.substr(gone.rfind('/') + 1);
+  ExpectError(Run({"scan", db_}), 4, name);
+  ExpectError(Run({"get", db_, Key(50)}), 4, name);
+  ExpectError(Run({"get", db_, Key(150)}), 4, name);
+}
+
 TEST_F(KvtoolTest, DamagedFooterOrManifestIsCorruption) {
   BuildDb(2, 100);
   const std::string seg = segment_files_[0];

@@ -40,6 +40,8 @@
 
 namespace bloomkv {
 
+struct CheckpointFiles;
+
 class DBImpl final : public DB {
  public:
   DBImpl(const Options& options, std::string dbname, bool read_only);
@@ -59,6 +61,10 @@ class DBImpl final : public DB {
   DbStats GetStats() override;
   std::vector<SegmentInfo> GetSegmentInfo() override;
   Status CompactRange(const Slice* begin, const Slice* end) override;
+
+  // Pins the current version and opens the logs it does not cover, for a
+  // checkpoint (db_impl_checkpoint.cc). Takes mu_.
+  Status PinCheckpointFiles(CheckpointFiles* files);
 
  private:
   friend class DB;

@@ -130,7 +130,10 @@ class Repairer {
   // skipping repeats of the same internal key. No segment for no entries.
   Status WriteSegment(Iterator* it) {
     RepairedSegment seg;
-    SegmentOutput out(options_, dbname_, next_file_number_++);
+    // Repaired segments all sit in level 0 until compaction rewrites them:
+    // the configured policy as is, no per-level allocation.
+    SegmentOutput out(options_, dbname_, next_file_number_++,
+                      options_.filter_policy);
     Status s = out.Open();
     std::string last;
     bool empty = true;

@@ -45,6 +45,8 @@
 
 namespace bloomkv {
 
+struct CheckpointFiles;
+
 class DBImpl final : public DB {
  public:
   DBImpl(const Options& options, std::string dbname, bool read_only);
@@ -65,6 +67,10 @@ class DBImpl final : public DB {
   std::vector<SegmentInfo> GetSegmentInfo() override;
   Status CompactRange(const Slice* begin, const Slice* end) override;
   Status SyncWAL() override;
+
+  // Pins the current version and opens the logs it does not cover, for a
+  // checkpoint (db_impl_checkpoint.cc). Takes mu_.
+  Status PinCheckpointFiles(CheckpointFiles* files);
 
  private:
   friend class DB;

@@ -51,14 +51,12 @@ struct SegmentReader::Rep {
     Status s = CheckHandle(h, "data");
     if (!s.ok()) return s;
     Cache* cache = options.block_cache;
-    char key[16];
+    const CacheKey key{cache_id, h.offset};
     if (cache != nullptr) {
-      EncodeFixed64(key, cache_id);
-      EncodeFixed64(key + 8, h.offset);
-      std::shared_ptr<const void> v = cache->Lookup(Slice(key, sizeof(key)));
+      std::shared_ptr<const void> v = cache->Lookup(key);
       if (v != nullptr) {
         if (stats != nullptr) stats->cache_hits++;
-        *block = std::static_pointer_cast<const Block>(v);
+        *block = std::static_pointer_cast<const Block>(std::move(v));
         return Status::OK();
       }
       if (stats != nullptr) stats->cache_misses++;
@@ -78,7 +76,7 @@ struct SegmentReader::Rep {
       s = Block::Parse(std::move(contents), file_name, h.offset, block);
     if (!s.ok()) return s;
     if (insert) {
-      cache->Insert(Slice(key, sizeof(key)), *block,
+      cache->Insert(key, *block,
                     (*block)->size() + sizeof(Block) + file_name.size());
     }
     return Status::OK();

@@ -1,11 +1,11 @@
 // Sharded LRU cache; see cache.h.
 //
-// Each shard is an LRU list plus a hash map from key to list node, guarded
-// by the shard's own mutex, so readers of different blocks rarely contend.
+// Each shard is a hash map from key to entry, the entries linked into an LRU
+// list through the map nodes, guarded by the shard's own mutex, so readers
+// of different blocks rarely contend.
 // The key's hash picks the shard (high bits) and the map bucket (low bits).
 #include "util/cache.h"
 
-#include <list>
 #include <mutex>
 #include <unordered_map>
 
@@ -32,23 +32,41 @@ struct CacheKeyHash {
 }  // namespace
 
 struct Cache::Shard {
+  // Lives inside its hash map node (whose address never changes), linked
+  // into the shard's LRU list: a hit touches one node, not a map node plus a
+  // separate list node.
   struct Entry {
     CacheKey key;
     std::shared_ptr<const void> value;
-    size_t charge;
+    size_t charge = 0;
+    Entry* prev = nullptr;
+    Entry* next = nullptr;
   };
+
+  Shard() { lru.prev = lru.next = &lru; }
 
   std::mutex mu;
   size_t capacity = 0;
   size_t usage GUARDED_BY(mu) = 0;
-  std::list<Entry> lru GUARDED_BY(mu);  // front = most recent
-  std::unordered_map<CacheKey, std::list<Entry>::iterator, CacheKeyHash> index
-      GUARDED_BY(mu);
+  // Sentinel of the circular LRU list: lru.next is the most recent entry,
+  // lru.prev the least recent.
+  Entry lru GUARDED_BY(mu);
+  std::unordered_map<CacheKey, Entry, CacheKeyHash> index GUARDED_BY(mu);
 
-  void EraseLocked(std::list<Entry>::iterator it) REQUIRES(mu) {
-    usage -= it->charge;
-    index.erase(it->key);
-    lru.erase(it);
+  static void Unlink(Entry* e) {
+    e->prev->next = e->next;
+    e->next->prev = e->prev;
+  }
+  void LinkFront(Entry* e) REQUIRES(mu) {
+    e->next = lru.next;
+    e->prev = &lru;
+    lru.next->prev = e;
+    lru.next = e;
+  }
+  void EraseLocked(Entry* e) REQUIRES(mu) {
+    usage -= e->charge;
+    Unlink(e);
+    index.erase(e->key);  // destroys *e
   }
 };
 
@@ -86,12 +104,15 @@ void Cache::Insert(const CacheKey& key, std::shared_ptr<const void> value,
   Shard& s = shards_[ShardIndex(key, shard_bits_)];
   std::lock_guard<std::mutex> guard(s.mu);
   auto found = s.index.find(key);
-  if (found != s.index.end()) s.EraseLocked(found->second);
+  if (found != s.index.end()) s.EraseLocked(&found->second);
   if (charge > s.capacity) return;
-  s.lru.push_front(Shard::Entry{key, std::move(value), charge});
-  s.index.emplace(key, s.lru.begin());
+  Shard::Entry* e = &s.index[key];
+  e->key = key;
+  e->value = std::move(value);
+  e->charge = charge;
+  s.LinkFront(e);
   s.usage += charge;
-  while (s.usage > s.capacity) s.EraseLocked(std::prev(s.lru.end()));
+  while (s.usage > s.capacity) s.EraseLocked(s.lru.prev);
 }
 
 std::shared_ptr<const void> Cache::Lookup(const CacheKey& key) {
@@ -99,15 +120,17 @@ std::shared_ptr<const void> Cache::Lookup(const CacheKey& key) {
   std::lock_guard<std::mutex> guard(s.mu);
   auto found = s.index.find(key);
   if (found == s.index.end()) return nullptr;
-  s.lru.splice(s.lru.begin(), s.lru, found->second);
-  return found->second->value;
+  Shard::Entry* e = &found->second;
+  Shard::Unlink(e);
+  s.LinkFront(e);
+  return e->value;
 }
 
 void Cache::Erase(const CacheKey& key) {
   Shard& s = shards_[ShardIndex(key, shard_bits_)];
   std::lock_guard<std::mutex> guard(s.mu);
   auto found = s.index.find(key);
-  if (found != s.index.end()) s.EraseLocked(found->second);
+  if (found != s.index.end()) s.EraseLocked(&found->second);
 }
 
 void Cache::EraseId(uint64_t id) {
@@ -115,10 +138,10 @@ void Cache::EraseId(uint64_t id) {
   for (size_t i = 0; i < n; i++) {
     Shard& s = shards_[i];
     std::lock_guard<std::mutex> guard(s.mu);
-    for (auto it = s.lru.begin(); it != s.lru.end();) {
-      auto next = std::next(it);
-      if (it->key.id == id) s.EraseLocked(it);
-      it = next;
+    for (Shard::Entry* e = s.lru.next; e != &s.lru;) {
+      Shard::Entry* next = e->next;
+      if (e->key.id == id) s.EraseLocked(e);
+      e = next;
     }
   }
 }

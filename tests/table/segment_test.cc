@@ -4,6 +4,7 @@
 // the block cache, builder argument checks and properties.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <map>
 #include <random>
 #include <set>
@@ -641,6 +642,87 @@ TEST(SegmentTest, BlockCache) {
     EXPECT_EQ(stats.data_blocks_read, 2u);
     EXPECT_EQ(cache2.TotalCharge(), 0u);
   }
+}
+
+// Cached blocks are trusted, so a block is checksummed when it enters the
+// cache even if the read did not ask for verification; reads asking for it
+// are always verified. A damaged block never enters the cache.
+TEST(SegmentTest, ChecksumVerifiedOnCacheFillAndOnRequest) {
+  std::vector<test::Entry> entries;
+  for (int i = 0; i < 200; i++) {
+    char k[16];
+    std::snprintf(k, sizeof(k), "k%03d", i);
+    entries.push_back(test::MakeEntry(k, static_cast<SequenceNumber>(i + 1),
+                                      ValueType::kValue,
+                                      "value-" + std::to_string(i)));
+  }
+  SegmentBuilderOptions bo;
+  bo.compression = CompressionType::kNone;  // damage would go unnoticed
+  bo.block_size = 512;
+  std::string file;
+  ASSERT_TRUE(test::BuildSegment(bo, entries, &file).ok());
+  // The first data block starts at offset 0 with the first entry: a 3-byte
+  // header, the key, then the value. Damage a byte of that value.
+  const size_t damaged = 3 + entries[0].ikey.size() + 1;
+  std::string bad = file;
+  bad[damaged] = static_cast<char>(bad[damaged] ^ 0x20);
+  const std::string k = "k000";
+
+  for (bool with_cache : {false, true}) {
+    for (bool verify : {false, true}) {
+      for (bool fill : {false, true}) {
+        SCOPED_TRACE("cache=" + std::to_string(with_cache) + " verify=" +
+                     std::to_string(verify) + " fill=" + std::to_string(fill));
+        Cache cache(1 << 20);
+        std::unique_ptr<SegmentReader> reader;
+        ASSERT_TRUE(test::OpenSegment(
+                        ReaderOptions(nullptr, with_cache ? &cache : nullptr),
+                        bad, &reader)
+                        .ok());
+        SegmentReadOptions ro;
+        ro.verify_checksums = verify;
+        ro.fill_cache = fill;
+        LookupResult r;
+        std::string v;
+        for (int attempt = 0; attempt < 2; attempt++) {
+          const Status s = reader->Get(ro, k, KeyHash(k), kMaxSequenceNumber,
+                                       &r, &v, nullptr);
+          if (verify || (with_cache && fill)) {
+            ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+            EXPECT_NE(s.message().find("checksum"), std::string::npos);
+            EXPECT_NE(s.message().find("000001.seg"), std::string::npos);
+          } else {
+            EXPECT_TRUE(s.ok()) << s.ToString();  // nothing checked it
+          }
+        }
+        EXPECT_EQ(0u, cache.TotalCharge());
+      }
+    }
+  }
+
+  // The intact file: the block is verified once, on its way into the cache,
+  // and later hits are served without reading it again.
+  Cache cache(1 << 20);
+  auto reads = std::make_shared<std::atomic<int>>(0);
+  std::unique_ptr<SegmentReader> reader;
+  ASSERT_TRUE(
+      test::OpenSegment(ReaderOptions(nullptr, &cache), file, &reader, reads)
+          .ok());
+  reads->store(0);
+  SegmentReadOptions ro;
+  ro.verify_checksums = false;
+  SegmentReadStats stats;
+  for (int i = 0; i < 3; i++) {
+    LookupResult r;
+    std::string v;
+    ASSERT_TRUE(
+        reader->Get(ro, k, KeyHash(k), kMaxSequenceNumber, &r, &v, &stats)
+            .ok());
+    EXPECT_EQ(r, LookupResult::kFound);
+    EXPECT_EQ(v, "value-0");
+  }
+  EXPECT_EQ(reads->load(), 1);
+  EXPECT_EQ(stats.cache_hits, 2u);
 }
 
 TEST(SegmentTest, PropertiesFromBuilderAndReader) {

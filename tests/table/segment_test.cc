@@ -4,6 +4,7 @@
 // the block cache, builder argument checks and properties.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <random>
@@ -723,6 +724,55 @@ TEST(SegmentTest, ChecksumVerifiedOnCacheFillAndOnRequest) {
   }
   EXPECT_EQ(reads->load(), 1);
   EXPECT_EQ(stats.cache_hits, 2u);
+}
+
+// Point lookups keep short keys off the heap; keys longer than those
+// buffers (lookup key, assembled block key) must work just the same.
+TEST(SegmentTest, LongKeysAroundInlineBufferSizes) {
+  std::vector<std::string> user_keys;
+  for (size_t len :
+       {1, 55, 56, 57, 63, 64, 65, 119, 120, 121, 127, 128, 129, 300, 5000}) {
+    user_keys.push_back(std::string(len, 'k'));
+    user_keys.push_back(std::string(len - 1, 'k') + 'm');  // shares len - 1
+  }
+  std::sort(user_keys.begin(), user_keys.end());
+  std::vector<test::Entry> entries;
+  for (size_t i = 0; i < user_keys.size(); i++) {
+    entries.push_back(test::MakeEntry(user_keys[i], 100, ValueType::kValue,
+                                      "v" + std::to_string(i)));
+  }
+  SegmentBuilderOptions bo;
+  bo.block_size = 1024;
+  std::string file;
+  ASSERT_TRUE(test::BuildSegment(bo, entries, &file).ok());
+  Cache cache(1 << 20);
+  std::unique_ptr<SegmentReader> reader;
+  ASSERT_TRUE(
+      test::OpenSegment(ReaderOptions(nullptr, &cache), file, &reader).ok());
+  for (int pass = 0; pass < 2; pass++) {  // block read, then cached
+    for (size_t i = 0; i < user_keys.size(); i++) {
+      const std::string& k = user_keys[i];
+      LookupResult r;
+      std::string v;
+      ASSERT_TRUE(reader
+                      ->Get(SegmentReadOptions(), k, KeyHash(k),
+                            kMaxSequenceNumber, &r, &v, nullptr)
+                      .ok());
+      EXPECT_EQ(r, LookupResult::kFound) << k.size();
+      EXPECT_EQ(v, "v" + std::to_string(i));
+      // Too old a snapshot, and an absent key one byte longer.
+      ASSERT_TRUE(
+          reader->Get(SegmentReadOptions(), k, KeyHash(k), 99, &r, &v, nullptr)
+              .ok());
+      EXPECT_EQ(r, LookupResult::kNotFound) << k.size();
+      const std::string absent = k + 'a';
+      ASSERT_TRUE(reader
+                      ->Get(SegmentReadOptions(), absent, KeyHash(absent),
+                            kMaxSequenceNumber, &r, &v, nullptr)
+                      .ok());
+      EXPECT_EQ(r, LookupResult::kNotFound) << absent.size();
+    }
+  }
 }
 
 TEST(SegmentTest, PropertiesFromBuilderAndReader) {

@@ -52,14 +52,10 @@ const char* ReasonPhrase(int status) {
       return "request uri too long";
     case 415:
       return "unsupported media type";
-    case 417:
-      return "expectation failed";
     case 431:
       return "request header fields too large";
     case 500:
       return "internal error";
-    case 501:
-      return "not implemented";
     case 503:
       return "unavailable";
     case 505:

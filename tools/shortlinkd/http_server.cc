@@ -24,6 +24,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "util/thread_annotations.h"
+
 namespace shortlink {
 
 using bloomkv::Status;
@@ -246,9 +248,9 @@ struct HttpServer::Impl {
   // Shared with the workers.
   std::mutex mu;
   std::condition_variable jobs_cv;
-  std::deque<Job> jobs;       // GUARDED_BY(mu)
-  std::vector<Done> done;     // GUARDED_BY(mu)
-  bool workers_stop = false;  // GUARDED_BY(mu)
+  std::deque<Job> jobs GUARDED_BY(mu);
+  std::vector<Done> done GUARDED_BY(mu);
+  bool workers_stop GUARDED_BY(mu) = false;
 
   void Wake() {
     const uint64_t one = 1;

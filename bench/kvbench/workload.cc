@@ -189,7 +189,7 @@ void Workload::RunThread(const std::string& phase, Engine* engine, int thread,
 }
 
 Status Workload::RunPhase(const std::string& name, Engine* engine,
-                          PhaseResult* result) {
+                          PhaseResult* result, int threads) {
   if (!IsKnownPhase(name)) {
     return Status::InvalidArgument("unknown benchmark: ", name);
   }
@@ -200,7 +200,8 @@ Status Workload::RunPhase(const std::string& name, Engine* engine,
   if (name == "overwrite") ops = config_.writes ? config_.writes : num;
   if (name == "delete") ops = config_.deletes ? config_.deletes : num / 10;
   if (name == "scan") ops = config_.scans;
-  const int threads = std::max(1, config_.threads);
+  if (threads <= 0 || IsWritePhase(name)) threads = config_.threads;
+  threads = std::max(1, threads);
 
   std::vector<std::unique_ptr<ThreadState>> states;
   for (int t = 0; t < threads; t++) {
@@ -224,6 +225,7 @@ Status Workload::RunPhase(const std::string& name, Engine* engine,
 
   *result = PhaseResult();
   result->name = name;
+  result->threads = threads;
   result->before = engine->Counters();
   result->io_before = ReadProcIo();
   const uint64_t start = NowNanos();

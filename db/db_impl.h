@@ -6,13 +6,16 @@
 // full it becomes immutable, a new WAL is started, and the background thread
 // flushes the immutable memtable into a level-0 segment.
 //
-// Reads: a Get pins the memtables and the current version under the mutex,
-// then reads without it: memtable, immutable memtable, then the candidate
-// segments newest first, each skipped by key range or by filter before any
-// IO (DESIGN.md, "Read path").
+// Reads: a Get pins the current read view (memtable, immutable memtable,
+// version; db/read_view.h) without the mutex, then reads the memtable, the
+// immutable memtable, then the candidate segments newest first, each
+// skipped by key range or by filter before any IO (DESIGN.md, "Read
+// path"). Every change of those three installs a new view
+// (InstallReadView). Read statistics are sharded per thread
+// (util/sharded_counter.h), so concurrent Gets share no written cache line.
 //
 // Thread-safety: thread-safe. mu_ guards the mutable state noted below;
-// readers only hold it to pin what they read.
+// Get and NewIterator never take it.
 #ifndef BLOOMKV_DB_DB_IMPL_H_
 #define BLOOMKV_DB_DB_IMPL_H_
 
@@ -33,9 +36,11 @@
 #include "db/compaction.h"
 #include "db/log_writer.h"
 #include "db/memtable.h"
+#include "db/read_view.h"
 #include "db/version_set.h"
 #include "table/segment_reader.h"
 #include "util/cache.h"
+#include "util/sharded_counter.h"
 #include "util/thread_annotations.h"
 
 namespace bloomkv {
@@ -64,20 +69,9 @@ class DBImpl final : public DB {
   friend class DB;
   struct Writer;
   struct SnapshotImpl;
-  // DB-wide counters. Each Get adds its totals once, at the end, so the hot
-  // path touches these shared cache lines a handful of times per call.
+  // DB-wide counters of writes, flushes and compactions: bumped a few
+  // times per write group or background job, never by a read.
   struct Counters {
-    std::atomic<uint64_t> gets{0};
-    std::atomic<uint64_t> memtable_hits{0};
-    std::atomic<uint64_t> segments_consulted{0};
-    std::atomic<uint64_t> skipped_by_range{0};
-    std::atomic<uint64_t> filter_negatives{0};
-    std::atomic<uint64_t> filter_positives{0};
-    std::atomic<uint64_t> filter_false_positives{0};
-    std::atomic<uint64_t> data_blocks_read{0};
-    std::atomic<uint64_t> bytes_read{0};
-    std::atomic<uint64_t> block_cache_hits{0};
-    std::atomic<uint64_t> block_cache_misses{0};
     std::atomic<uint64_t> flushes{0};
     std::atomic<uint64_t> bytes_flushed{0};
     std::atomic<uint64_t> user_bytes_written{0};
@@ -87,6 +81,22 @@ class DBImpl final : public DB {
     std::atomic<uint64_t> compaction_bytes_written{0};
     std::atomic<uint64_t> compaction_filter_drops{0};
     std::atomic<uint64_t> stall_micros{0};
+  };
+
+  // DB-wide counters of reads, bumped by every Get: sharded per thread.
+  enum ReadCounter : size_t {
+    kGets,
+    kMemtableHits,
+    kSegmentsConsulted,
+    kSkippedByRange,
+    kFilterNegatives,
+    kFilterPositives,
+    kFilterFalsePositives,
+    kDataBlocksRead,
+    kBytesRead,
+    kBlockCacheHits,
+    kBlockCacheMisses,
+    kNumReadCounters
   };
 
   // Opens or creates the database; called once by DB::Open.
@@ -129,6 +139,10 @@ class DBImpl final : public DB {
   Status FlushImmutableIfAny(std::unique_lock<std::mutex>* lock);
   std::string LevelsTable();
 
+  // Publishes mem_, imm_ and the current version as the view new reads
+  // pin. Called after every change of any of them. REQUIRES: mu_ held.
+  void InstallReadView();
+
   // Looks in the segments of version v; see Get.
   Status GetFromSegments(const ReadOptions& options, const Version& v,
                          const Slice& key, uint64_t hash,
@@ -142,6 +156,7 @@ class DBImpl final : public DB {
   std::unique_ptr<Cache> block_cache_;
   std::unique_ptr<FileLock> db_lock_;
   std::unique_ptr<Counters> counters_;
+  ShardedCounters<kNumReadCounters> read_counters_;
 
   std::mutex mu_;
   std::condition_variable bg_work_cv_;  // wakes the background thread
@@ -178,6 +193,10 @@ class DBImpl final : public DB {
   std::string compact_pointers_[kNumLevels] GUARDED_BY(mu_);
   std::atomic<bool> has_imm_{false};  // imm_ != nullptr, read lock-free
   std::atomic<bool> shutting_down_flag_{false};  // shutting_down_, lock-free
+
+  // Last member: destroyed first, while the block cache its segments use is
+  // still alive.
+  ReadViewCache read_views_;
 };
 
 }  // namespace bloomkv

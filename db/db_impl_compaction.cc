@@ -51,6 +51,7 @@ void DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
     edit.RemoveFile(c->level(), f->number);
     edit.AddFile(c->output_level(), f);
     s = versions_->LogAndApply(&edit, lock);
+    InstallReadView();
     if (s.ok()) counters_->trivial_moves.fetch_add(1);
   } else {
     s = RunCompaction(c.get(), lock);
@@ -67,6 +68,7 @@ Status DBImpl::RunCompaction(Compaction* c,
   if (s.ok()) {
     c->AddInputDeletions(&edit);
     s = versions_->LogAndApply(&edit, lock);
+    InstallReadView();
   }
   for (const auto& [level, f] : edit.new_files()) {
     pending_outputs_.erase(f->number);

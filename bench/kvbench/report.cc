@@ -271,16 +271,18 @@ void PrintThreadScaling(FILE* out, const std::vector<RunResult>& runs) {
       if (by_count.size() < 2) continue;
       if (!header) {
         std::fprintf(out,
-                     "\nthread scaling (lookups/s, ratio to the first "
-                     "thread count):\n");
+                     "\nthread scaling (lookups/s and its ratio to the "
+                     "first thread count; lookups per CPU second of the "
+                     "client threads, which other load does not lower):\n");
         header = true;
       }
       std::fprintf(out, "  %-8s %-7s %-9s", r.engine.c_str(),
                    FilterLabel(r).c_str(), name);
       const double base = by_count.front()->ops_per_sec();
       for (const PhaseResult* p : by_count) {
-        std::fprintf(out, "  %d thr %9.0f (x%.2f)", p->threads,
-                     p->ops_per_sec(), base > 0 ? p->ops_per_sec() / base : 0);
+        std::fprintf(out, "  %d thr %9.0f (x%.2f, %9.0f/cpu-s)", p->threads,
+                     p->ops_per_sec(), base > 0 ? p->ops_per_sec() / base : 0,
+                     p->ops_per_cpu_sec());
       }
       std::fprintf(out, "\n");
     }
@@ -405,6 +407,7 @@ Status WriteJson(const std::string& path, const ReportContext& context,
       j.Field("threads", p.threads);
       j.Field("ops", p.ops);
       j.Field("seconds", p.seconds);
+      j.Field("cpu_seconds", p.cpu_seconds);
       j.Field("ops_per_sec", p.ops_per_sec());
       j.Key("latency_us");
       j.BeginObject();

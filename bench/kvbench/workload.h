@@ -41,6 +41,7 @@ struct PhaseResult {
   std::string name;
   uint64_t ops = 0;
   double seconds = 0;
+  double cpu_seconds = 0;  // CPU time of the client threads, summed
   Histogram latency_ns;
   uint64_t found = 0;      // lookups that found their key
   uint64_t not_found = 0;  // lookups that did not
@@ -51,6 +52,9 @@ struct PhaseResult {
   ProcIo io_before, io_after;
 
   double ops_per_sec() const { return seconds > 0 ? ops / seconds : 0; }
+  double ops_per_cpu_sec() const {
+    return cpu_seconds > 0 ? ops / cpu_seconds : 0;
+  }
   bool is_read() const {
     return name == "readhit" || name == "readmiss" || name == "mixed";
   }
@@ -87,6 +91,8 @@ class Workload {
 
   void RunThread(const std::string& phase, Engine* engine, int thread,
                  uint64_t ops, ThreadState* state);
+  void RunOps(const std::string& phase, Engine* engine, int thread,
+              uint64_t ops, ThreadState* state);
   // Lookup phases run in three steps, so that the phase's wall time (and so
   // its lookups/s) measures the engine, not the benchmark: draw every probe
   // first, then time the lookups back to back, then verify what they found.

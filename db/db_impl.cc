@@ -711,7 +711,7 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key,
   const size_t thread = ThisThreadIndex();
   read_counters_.ShardFor(thread).Add(kGets, 1);
 
-  ReadView* view = read_views_.Acquire();
+  ReadView* view = read_views_.Acquire(thread);
   // Read after pinning the view: every write up to this sequence is in the
   // view's memtables (the sequence is published after the insert, and the
   // view holding that memtable was installed before it).
@@ -734,9 +734,9 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key,
     read_counters_.ShardFor(thread).Add(kMemtableHits, 1);
   } else {
     s = GetFromSegments(options, view->version(), key, hash, snapshot, value,
-                        trace, &found, &deleted);
+                        trace, thread, &found, &deleted);
   }
-  read_views_.Release(view);
+  read_views_.Release(thread, view);
   if (!s.ok()) {
     if (trace != nullptr) trace->result = s.ToString();
     return s;
@@ -752,7 +752,8 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key,
 Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
                                const Slice& key, uint64_t hash,
                                SequenceNumber snapshot, std::string* value,
-                               GetTrace* trace, bool* found, bool* deleted) {
+                               GetTrace* trace, size_t thread, bool* found,
+                               bool* deleted) {
   *found = false;
   *deleted = false;
   SegmentReadOptions sro;
@@ -763,7 +764,6 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
            false_positives = 0;
   SegmentReadStats io;
   Status s;
-  const size_t thread = ThisThreadIndex();
 
   // Returns true when the search is over (found, deleted or error).
   auto consult = [&](const FileMetaData& f, int level) -> bool {
@@ -865,9 +865,10 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   // The iterator holds its own reference to the view for its lifetime.
-  ReadView* view = read_views_.Acquire();
+  const size_t thread = ThisThreadIndex();
+  ReadView* view = read_views_.Acquire(thread);
   view->Ref();
-  read_views_.Release(view);
+  read_views_.Release(thread, view);
   const SequenceNumber sequence =  // after pinning, as in Get
       options.snapshot != nullptr
           ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
@@ -941,7 +942,8 @@ DbStats DBImpl::GetStats() {
 }
 
 std::vector<SegmentInfo> DBImpl::GetSegmentInfo() {
-  ReadView* view = read_views_.Acquire();
+  const size_t thread = ThisThreadIndex();
+  ReadView* view = read_views_.Acquire(thread);
   std::vector<SegmentInfo> result;
   for (int level = 0; level < kNumLevels; level++) {
     for (const auto& f : view->version().files(level)) {
@@ -967,7 +969,7 @@ std::vector<SegmentInfo> DBImpl::GetSegmentInfo() {
       i.false_positives = f->counters.Sum(kSegmentFalsePositives);
     }
   }
-  read_views_.Release(view);
+  read_views_.Release(thread, view);
   return result;
 }
 

@@ -143,11 +143,13 @@ class DBImpl final : public DB {
   // pin. Called after every change of any of them. REQUIRES: mu_ held.
   void InstallReadView();
 
-  // Looks in the segments of version v; see Get.
+  // Looks in the segments of version v; see Get. thread: the caller's
+  // ThisThreadIndex(), for the counters.
   Status GetFromSegments(const ReadOptions& options, const Version& v,
                          const Slice& key, uint64_t hash,
                          SequenceNumber snapshot, std::string* value,
-                         GetTrace* trace, bool* found, bool* deleted);
+                         GetTrace* trace, size_t thread, bool* found,
+                         bool* deleted);
 
   Options options_;  // sanitized: env and cache set
   Env* const env_;

@@ -39,8 +39,8 @@ void ReadViewCache::Install(ReadView* view) {
   }
 }
 
-ReadView* ReadViewCache::Acquire() {
-  Slot& slot = SlotOfThisThread();
+ReadView* ReadViewCache::Acquire(size_t thread) {
+  Slot& slot = SlotOf(thread);
   ReadView* v = slot.view.exchange(kInUse, std::memory_order_acquire);
   if (v != nullptr && v != kInUse) {
     if (v->generation_ == generation_.load(std::memory_order_acquire)) {
@@ -57,11 +57,11 @@ ReadView* ReadViewCache::AcquireCurrent() {
   return current_;
 }
 
-void ReadViewCache::Release(ReadView* view) {
+void ReadViewCache::Release(size_t thread, ReadView* view) {
   ReadView* expected = kInUse;
-  if (!SlotOfThisThread().view.compare_exchange_strong(
-          expected, view, std::memory_order_acq_rel,
-          std::memory_order_relaxed)) {
+  if (!SlotOf(thread).view.compare_exchange_strong(expected, view,
+                                                   std::memory_order_acq_rel,
+                                                   std::memory_order_relaxed)) {
     view->Unref();  // Install emptied the slot: the view may be stale
   }
 }

@@ -84,10 +84,12 @@ class ReadViewCache {
   // REQUIRES: calls serialized by the caller.
   void Install(ReadView* view);
 
-  // The current view, pinned until Release(view) by the same thread.
-  // REQUIRES: Install has been called.
-  ReadView* Acquire();
-  void Release(ReadView* view);
+  // The current view, pinned until Release. thread is the caller's
+  // ThisThreadIndex() (callers that also need it for counters fetch it
+  // once). REQUIRES: Install has been called.
+  ReadView* Acquire(size_t thread);
+  // REQUIRES: view came from Acquire(thread) in this thread.
+  void Release(size_t thread, ReadView* view);
 
  private:
   struct alignas(kCacheLineSize) Slot {
@@ -96,7 +98,7 @@ class ReadViewCache {
   // Enough slots for the threads of a big machine; more threads share.
   static constexpr size_t kSlots = 64;
 
-  Slot& SlotOfThisThread() { return slots_[ThisThreadIndex() % kSlots]; }
+  Slot& SlotOf(size_t thread) { return slots_[thread % kSlots]; }
   ReadView* AcquireCurrent();  // the slow path
 
   // Written only by Install; its own line, so readers loading it do not

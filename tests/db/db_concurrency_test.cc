@@ -395,7 +395,8 @@ TEST(ReadViewCacheTest, OldViewsDieOnceNoReadUsesThem) {
       threads.emplace_back([&] {
         size_t newest = 0;
         for (int n = 0; n < 300 || !stop; n++) {
-          ReadView* view = cache.Acquire();
+          const size_t thread = ThisThreadIndex();
+          ReadView* view = cache.Acquire(thread);
           size_t index;
           {
             std::lock_guard<std::mutex> guard(order_mu);
@@ -403,7 +404,7 @@ TEST(ReadViewCacheTest, OldViewsDieOnceNoReadUsesThem) {
           }
           if (index < newest) failed = true;
           newest = index;
-          cache.Release(view);
+          cache.Release(thread, view);
           if (n > 100000) break;
         }
       });

@@ -41,6 +41,7 @@ namespace bloomkv {
 
 class ReadView {
  public:
+  // Starts with one reference, its creator's (passed on to Install).
   ReadView(std::shared_ptr<MemTable> mem, std::shared_ptr<MemTable> imm,
            std::shared_ptr<const Version> version)
       : mem_(std::move(mem)),

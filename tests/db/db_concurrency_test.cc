@@ -246,6 +246,8 @@ TEST(ConcurrencyTest, ReadsNeverGoBackInTimeWhileViewsChange) {
 
     // Quiescent: the sharded counters add up to every Get made.
     EXPECT_EQ(gets_before + gets.load(), db->GetStats().gets);
+    // Views were installed under the readers' feet.
+    EXPECT_GT(db->GetStats().flushes, 2u);
     // Every key has its last version.
     std::string v;
     for (int k = 0; k < kKeys; k++) {

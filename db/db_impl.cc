@@ -342,6 +342,7 @@ Status DBImpl::Open() {
   s = versions_->LogAndApply(&edit, &lock);
   if (!s.ok()) return s;
   mem_ = NewMemTable();
+  InstallReadView();
   DeleteObsoleteFiles();
   bg_thread_ = std::thread([this] { BackgroundThread(); });
   return Status::OK();
@@ -349,6 +350,7 @@ Status DBImpl::Open() {
 
 Status DBImpl::OpenReadOnly(const std::vector<uint64_t>& live_logs) {
   mem_ = NewMemTable();
+  InstallReadView();
   SequenceNumber max_sequence = versions_->last_sequence();
   for (size_t i = 0; i < live_logs.size(); i++) {
     Status s = ReplayLog(live_logs[i], i + 1 == live_logs.size(), &max_sequence,
@@ -740,6 +742,7 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>* lock,
     imm_ = std::move(mem_);
     has_imm_ = true;
     mem_ = NewMemTable();
+    InstallReadView();
     force = false;
     bg_work_cv_.notify_one();
   }
@@ -825,12 +828,17 @@ Status DBImpl::FlushImmutable(std::unique_lock<std::mutex>* lock) {
   }
   imm_.reset();
   has_imm_ = false;
+  InstallReadView();
   DeleteObsoleteFiles();
   return s;
 }
 
 // ---------------------------------------------------------------------------
 // Reads
+
+void DBImpl::InstallReadView() {
+  read_views_.Install(new ReadView(mem_, imm_, versions_->current()));
+}
 
 Status DBImpl::Get(const ReadOptions& options, const Slice& key,
                    std::string* value) {
@@ -842,25 +850,22 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key,
     *trace = GetTrace();
     trace->key_hash = hash;
   }
-  counters_->gets.fetch_add(1, std::memory_order_relaxed);
+  const size_t thread = ThisThreadIndex();
+  read_counters_.ShardFor(thread).Add(kGets, 1);
 
-  std::shared_ptr<MemTable> mem, imm;
-  std::shared_ptr<const Version> version;
-  SequenceNumber snapshot;
-  {
-    std::lock_guard<std::mutex> guard(mu_);
-    mem = mem_;
-    imm = imm_;
-    version = versions_->current();
-    snapshot =
-        options.snapshot != nullptr
-            ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
-            : versions_->last_sequence();
-  }
+  ReadView* view = read_views_.Acquire(thread);
+  // Read after pinning the view: every write up to this sequence is in the
+  // view's memtables (the sequence is published after the insert, and the
+  // view holding that memtable was installed before it).
+  const SequenceNumber snapshot =
+      options.snapshot != nullptr
+          ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
+          : versions_->last_sequence();
+  MemTable* imm = view->imm();
 
   bool deleted = false;
   bool found = false;
-  if (mem->Get(key, snapshot, value, &deleted)) {
+  if (view->mem()->Get(key, snapshot, value, &deleted)) {
     found = true;
     if (trace != nullptr) trace->found_in_memtable = true;
   } else if (imm != nullptr && imm->Get(key, snapshot, value, &deleted)) {
@@ -868,11 +873,12 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key,
     if (trace != nullptr) trace->found_in_immutable = true;
   }
   if (found) {
-    counters_->memtable_hits.fetch_add(1, std::memory_order_relaxed);
+    read_counters_.ShardFor(thread).Add(kMemtableHits, 1);
   } else {
-    s = GetFromSegments(options, *version, key, hash, snapshot, value, trace,
-                        &found, &deleted);
+    s = GetFromSegments(options, view->version(), key, hash, snapshot, value,
+                        trace, thread, &found, &deleted);
   }
+  read_views_.Release(thread, view);
   if (!s.ok()) {
     if (trace != nullptr) trace->result = s.ToString();
     return s;
@@ -888,7 +894,8 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key,
 Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
                                const Slice& key, uint64_t hash,
                                SequenceNumber snapshot, std::string* value,
-                               GetTrace* trace, bool* found, bool* deleted) {
+                               GetTrace* trace, size_t thread, bool* found,
+                               bool* deleted) {
   *found = false;
   *deleted = false;
   SegmentReadOptions sro;
@@ -919,7 +926,8 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
       if (t != nullptr) t->outcome = SegmentOutcome::kError;
       return true;
     }
-    f.counters.lookups.fetch_add(1, std::memory_order_relaxed);
+    SegmentCounters::Shard& fc = f.counters.ShardFor(thread);
+    fc.Add(kSegmentLookups, 1);
     SegmentReadStats seg_io;
     LookupResult result;
     s = f.reader->Get(sro, key, hash, snapshot, &result, value, &seg_io);
@@ -939,12 +947,12 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
     }
     if (result == LookupResult::kFilterNegative) {
       negatives++;
-      f.counters.filter_negatives.fetch_add(1, std::memory_order_relaxed);
+      fc.Add(kSegmentFilterNegatives, 1);
       if (t != nullptr) t->outcome = SegmentOutcome::kSkippedByFilter;
       return false;
     }
     positives++;
-    f.counters.filter_positives.fetch_add(1, std::memory_order_relaxed);
+    fc.Add(kSegmentFilterPositives, 1);
     switch (result) {
       case LookupResult::kFound:
         *found = true;
@@ -956,7 +964,7 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
         return true;
       default:
         false_positives++;
-        f.counters.false_positives.fetch_add(1, std::memory_order_relaxed);
+        fc.Add(kSegmentFalsePositives, 1);
         if (t != nullptr) t->outcome = SegmentOutcome::kFilterFalsePositive;
         return false;
     }
@@ -980,16 +988,16 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
     if (it != files.end()) done = consult(**it, level);
   }
 
-  Counters& c = *counters_;
-  c.segments_consulted.fetch_add(consulted, std::memory_order_relaxed);
-  if (range_skips) c.skipped_by_range.fetch_add(range_skips);
-  if (negatives) c.filter_negatives.fetch_add(negatives);
-  if (positives) c.filter_positives.fetch_add(positives);
-  if (false_positives) c.filter_false_positives.fetch_add(false_positives);
-  if (io.data_blocks_read) c.data_blocks_read.fetch_add(io.data_blocks_read);
-  if (io.bytes_read) c.bytes_read.fetch_add(io.bytes_read);
-  if (io.cache_hits) c.block_cache_hits.fetch_add(io.cache_hits);
-  if (io.cache_misses) c.block_cache_misses.fetch_add(io.cache_misses);
+  auto& c = read_counters_.ShardFor(thread);
+  c.Add(kSegmentsConsulted, consulted);
+  if (range_skips) c.Add(kSkippedByRange, range_skips);
+  if (negatives) c.Add(kFilterNegatives, negatives);
+  if (positives) c.Add(kFilterPositives, positives);
+  if (false_positives) c.Add(kFilterFalsePositives, false_positives);
+  if (io.data_blocks_read) c.Add(kDataBlocksRead, io.data_blocks_read);
+  if (io.bytes_read) c.Add(kBytesRead, io.bytes_read);
+  if (io.cache_hits) c.Add(kBlockCacheHits, io.cache_hits);
+  if (io.cache_misses) c.Add(kBlockCacheMisses, io.cache_misses);
   if (trace != nullptr) {
     trace->data_blocks_read = io.data_blocks_read;
     trace->bytes_read = io.bytes_read;
@@ -998,31 +1006,24 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
 }
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
-  struct Pinned {
-    std::shared_ptr<MemTable> mem, imm;
-    std::shared_ptr<const Version> version;
-  };
-  auto pinned = std::make_shared<Pinned>();
-  SequenceNumber sequence;
-  {
-    std::lock_guard<std::mutex> guard(mu_);
-    pinned->mem = mem_;
-    pinned->imm = imm_;
-    pinned->version = versions_->current();
-    sequence =
-        options.snapshot != nullptr
-            ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
-            : versions_->last_sequence();
-  }
+  // The iterator holds its own reference to the view for its lifetime.
+  const size_t thread = ThisThreadIndex();
+  ReadView* view = read_views_.Acquire(thread);
+  view->Ref();
+  read_views_.Release(thread, view);
+  const SequenceNumber sequence =  // after pinning, as in Get
+      options.snapshot != nullptr
+          ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
+          : versions_->last_sequence();
   SegmentReadOptions sro;
   sro.verify_checksums = options.verify_checksums || options_.paranoid_checks;
   sro.fill_cache = options.fill_cache;
 
   std::vector<std::unique_ptr<Iterator>> children;
-  children.emplace_back(pinned->mem->NewIterator());
-  if (pinned->imm != nullptr) children.emplace_back(pinned->imm->NewIterator());
+  children.emplace_back(view->mem()->NewIterator());
+  if (view->imm() != nullptr) children.emplace_back(view->imm()->NewIterator());
   for (int level = 0; level < kNumLevels; level++) {
-    for (const auto& f : pinned->version->files(level)) {
+    for (const auto& f : view->version().files(level)) {
       if (f->reader == nullptr) {
         children.emplace_back(NewErrorIterator(f->open_status));
       } else {
@@ -1033,7 +1034,7 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   // The cleanup runs after the merged iterator is gone, so the memtables and
   // segments it reads stay alive exactly as long as needed.
   return NewDBIterator(NewMergingIterator(std::move(children)), sequence,
-                       [pinned]() mutable { pinned.reset(); });
+                       [view] { view->Unref(); });
 }
 
 const Snapshot* DBImpl::GetSnapshot() {
@@ -1056,19 +1057,20 @@ void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
 // Observability
 
 DbStats DBImpl::GetStats() {
-  const Counters& c = *counters_;
+  const auto& r = read_counters_;
   DbStats st;
-  st.gets = c.gets.load();
-  st.memtable_hits = c.memtable_hits.load();
-  st.segments_consulted = c.segments_consulted.load();
-  st.skipped_by_range = c.skipped_by_range.load();
-  st.filter_negatives = c.filter_negatives.load();
-  st.filter_positives = c.filter_positives.load();
-  st.filter_false_positives = c.filter_false_positives.load();
-  st.data_blocks_read = c.data_blocks_read.load();
-  st.bytes_read = c.bytes_read.load();
-  st.block_cache_hits = c.block_cache_hits.load();
-  st.block_cache_misses = c.block_cache_misses.load();
+  st.gets = r.Sum(kGets);
+  st.memtable_hits = r.Sum(kMemtableHits);
+  st.segments_consulted = r.Sum(kSegmentsConsulted);
+  st.skipped_by_range = r.Sum(kSkippedByRange);
+  st.filter_negatives = r.Sum(kFilterNegatives);
+  st.filter_positives = r.Sum(kFilterPositives);
+  st.filter_false_positives = r.Sum(kFilterFalsePositives);
+  st.data_blocks_read = r.Sum(kDataBlocksRead);
+  st.bytes_read = r.Sum(kBytesRead);
+  st.block_cache_hits = r.Sum(kBlockCacheHits);
+  st.block_cache_misses = r.Sum(kBlockCacheMisses);
+  const Counters& c = *counters_;
   st.flushes = c.flushes.load();
   st.bytes_flushed = c.bytes_flushed.load();
   st.user_bytes_written = c.user_bytes_written.load();
@@ -1082,14 +1084,11 @@ DbStats DBImpl::GetStats() {
 }
 
 std::vector<SegmentInfo> DBImpl::GetSegmentInfo() {
-  std::shared_ptr<const Version> v;
-  {
-    std::lock_guard<std::mutex> guard(mu_);
-    v = versions_->current();
-  }
+  const size_t thread = ThisThreadIndex();
+  ReadView* view = read_views_.Acquire(thread);
   std::vector<SegmentInfo> result;
   for (int level = 0; level < kNumLevels; level++) {
-    for (const auto& f : v->files(level)) {
+    for (const auto& f : view->version().files(level)) {
       SegmentInfo& i = result.emplace_back();
       i.level = level;
       i.file_number = f->number;
@@ -1106,15 +1105,13 @@ std::vector<SegmentInfo> DBImpl::GetSegmentInfo() {
         i.filter_bytes = f->reader->filter_memory();
         i.theoretical_fp_rate = f->reader->TheoreticalFpRate();
       }
-      i.lookups = f->counters.lookups.load(std::memory_order_relaxed);
-      i.filter_negatives =
-          f->counters.filter_negatives.load(std::memory_order_relaxed);
-      i.filter_positives =
-          f->counters.filter_positives.load(std::memory_order_relaxed);
-      i.false_positives =
-          f->counters.false_positives.load(std::memory_order_relaxed);
+      i.lookups = f->counters.Sum(kSegmentLookups);
+      i.filter_negatives = f->counters.Sum(kSegmentFilterNegatives);
+      i.filter_positives = f->counters.Sum(kSegmentFilterPositives);
+      i.false_positives = f->counters.Sum(kSegmentFalsePositives);
     }
   }
+  read_views_.Release(thread, view);
   return result;
 }
 

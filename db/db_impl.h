@@ -11,13 +11,16 @@
 // write, Flush and CompactRange returns it, no file is deleted, and every
 // waiter is woken at once. Reads go on (docs/durability.md).
 //
-// Reads: a Get pins the memtables and the current version under the mutex,
-// then reads without it: memtable, immutable memtable, then the candidate
-// segments newest first, each skipped by key range or by filter before any
-// IO (DESIGN.md, "Read path").
+// Reads: a Get pins the current read view (memtable, immutable memtable,
+// version; db/read_view.h) without the mutex, then reads the memtable, the
+// immutable memtable, then the candidate segments newest first, each
+// skipped by key range or by filter before any IO (DESIGN.md, "Read
+// path"). Every change of those three installs a new view
+// (InstallReadView). Read statistics are sharded per thread
+// (util/sharded_counter.h), so concurrent Gets share no written cache line.
 //
 // Thread-safety: thread-safe. mu_ guards the mutable state noted below;
-// readers only hold it to pin what they read.
+// Get and NewIterator never take it.
 #ifndef BLOOMKV_DB_DB_IMPL_H_
 #define BLOOMKV_DB_DB_IMPL_H_
 
@@ -38,9 +41,11 @@
 #include "db/compaction.h"
 #include "db/log_writer.h"
 #include "db/memtable.h"
+#include "db/read_view.h"
 #include "db/version_set.h"
 #include "table/segment_reader.h"
 #include "util/cache.h"
+#include "util/sharded_counter.h"
 #include "util/thread_annotations.h"
 
 namespace bloomkv {
@@ -76,20 +81,9 @@ class DBImpl final : public DB {
   friend class DB;
   struct Writer;
   struct SnapshotImpl;
-  // DB-wide counters. Each Get adds its totals once, at the end, so the hot
-  // path touches these shared cache lines a handful of times per call.
+  // DB-wide counters of writes, flushes and compactions: bumped a few
+  // times per write group or background job, never by a read.
   struct Counters {
-    std::atomic<uint64_t> gets{0};
-    std::atomic<uint64_t> memtable_hits{0};
-    std::atomic<uint64_t> segments_consulted{0};
-    std::atomic<uint64_t> skipped_by_range{0};
-    std::atomic<uint64_t> filter_negatives{0};
-    std::atomic<uint64_t> filter_positives{0};
-    std::atomic<uint64_t> filter_false_positives{0};
-    std::atomic<uint64_t> data_blocks_read{0};
-    std::atomic<uint64_t> bytes_read{0};
-    std::atomic<uint64_t> block_cache_hits{0};
-    std::atomic<uint64_t> block_cache_misses{0};
     std::atomic<uint64_t> flushes{0};
     std::atomic<uint64_t> bytes_flushed{0};
     std::atomic<uint64_t> user_bytes_written{0};
@@ -99,6 +93,22 @@ class DBImpl final : public DB {
     std::atomic<uint64_t> compaction_bytes_written{0};
     std::atomic<uint64_t> compaction_filter_drops{0};
     std::atomic<uint64_t> stall_micros{0};
+  };
+
+  // DB-wide counters of reads, bumped by every Get: sharded per thread.
+  enum ReadCounter : size_t {
+    kGets,
+    kMemtableHits,
+    kSegmentsConsulted,
+    kSkippedByRange,
+    kFilterNegatives,
+    kFilterPositives,
+    kFilterFalsePositives,
+    kDataBlocksRead,
+    kBytesRead,
+    kBlockCacheHits,
+    kBlockCacheMisses,
+    kNumReadCounters
   };
 
   // Opens or creates the database; called once by DB::Open.
@@ -149,11 +159,17 @@ class DBImpl final : public DB {
   Status FlushImmutableIfAny(std::unique_lock<std::mutex>* lock);
   std::string LevelsTable();
 
-  // Looks in the segments of version v; see Get.
+  // Publishes mem_, imm_ and the current version as the view new reads
+  // pin. Called after every change of any of them. REQUIRES: mu_ held.
+  void InstallReadView();
+
+  // Looks in the segments of version v; see Get. thread: the caller's
+  // ThisThreadIndex(), for the counters.
   Status GetFromSegments(const ReadOptions& options, const Version& v,
                          const Slice& key, uint64_t hash,
                          SequenceNumber snapshot, std::string* value,
-                         GetTrace* trace, bool* found, bool* deleted);
+                         GetTrace* trace, size_t thread, bool* found,
+                         bool* deleted);
 
   Options options_;  // sanitized: env and cache set
   Env* const env_;
@@ -162,6 +178,7 @@ class DBImpl final : public DB {
   std::unique_ptr<Cache> block_cache_;
   std::unique_ptr<FileLock> db_lock_;
   std::unique_ptr<Counters> counters_;
+  ShardedCounters<kNumReadCounters> read_counters_;
 
   std::mutex mu_;
   std::condition_variable bg_work_cv_;  // wakes the background thread
@@ -202,6 +219,10 @@ class DBImpl final : public DB {
   std::string compact_pointers_[kNumLevels] GUARDED_BY(mu_);
   std::atomic<bool> has_imm_{false};  // imm_ != nullptr, read lock-free
   std::atomic<bool> shutting_down_flag_{false};  // shutting_down_, lock-free
+
+  // Last member: destroyed first, while the block cache its segments use is
+  // still alive.
+  ReadViewCache read_views_;
 };
 
 }  // namespace bloomkv

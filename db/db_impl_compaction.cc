@@ -55,6 +55,7 @@ void DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
     edit.RemoveFile(c->level(), f->number);
     edit.AddFile(c->output_level(), f);
     s = versions_->LogAndApply(&edit, lock);
+    InstallReadView();
     if (s.ok()) {
       counters_->trivial_moves.fetch_add(1);
     } else {
@@ -74,6 +75,7 @@ Status DBImpl::RunCompaction(Compaction* c,
   if (s.ok()) {
     c->AddInputDeletions(&edit);
     s = versions_->LogAndApply(&edit, lock);
+    InstallReadView();
   }
   // Sticky before the outputs leave pending_outputs_: after a failed
   // LogAndApply the manifest may name them, so nothing may delete them.

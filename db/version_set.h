@@ -13,6 +13,7 @@
 #ifndef BLOOMKV_DB_VERSION_SET_H_
 #define BLOOMKV_DB_VERSION_SET_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -85,8 +86,14 @@ class VersionSet {
   }
   uint64_t log_number() const { return log_number_; }
   uint64_t manifest_number() const { return manifest_number_; }
-  SequenceNumber last_sequence() const { return last_sequence_; }
-  void SetLastSequence(SequenceNumber s) { last_sequence_ = s; }
+  // Readers also load it without the mutex: it is stored (release) only
+  // once the writes it covers are in the memtable.
+  SequenceNumber last_sequence() const {
+    return last_sequence_.load(std::memory_order_acquire);
+  }
+  void SetLastSequence(SequenceNumber s) {
+    last_sequence_.store(s, std::memory_order_release);
+  }
 
   // Adds the numbers of all segments in any live version (current, or
   // pinned by a reader or iterator) to *live.
@@ -110,7 +117,7 @@ class VersionSet {
   uint64_t next_file_number_ = 2;
   uint64_t manifest_number_ = 0;
   uint64_t log_number_ = 0;
-  SequenceNumber last_sequence_ = 0;
+  std::atomic<SequenceNumber> last_sequence_{0};
 
   std::unique_ptr<WritableFile> manifest_file_;
   std::unique_ptr<log::Writer> manifest_log_;

@@ -9,6 +9,7 @@
 
 #include "db/db_iter.h"
 #include "db/filename.h"
+#include "db/filter_allocation.h"
 #include "db/log_reader.h"
 #include "db/merging_iterator.h"
 #include "db/segment_output.h"
@@ -113,6 +114,75 @@ Status ValidateOptions(const Options& o) {
       o.target_file_size > (uint64_t{4} << 30)) {
     return Status::InvalidArgument(
         "target_file_size must be in [16 KiB, 4 GiB]");
+  }
+  return Status::OK();
+}
+
+// How many unreadable files an error message names before it only counts.
+constexpr size_t kMaxFilesNamed = 5;
+
+// A segment the manifest lists but that cannot be opened fails Open with
+// Corruption naming it. Without paranoid checks Open goes on, loudly: the
+// segment stays in the version and every read that needs it fails.
+Status CheckSegments(const Version& v, bool paranoid) {
+  std::string names;
+  size_t bad = 0;
+  for (int level = 0; level < kNumLevels; level++) {
+    for (const auto& f : v.files(level)) {
+      if (f->reader != nullptr) continue;
+      if (bad++ < kMaxFilesNamed) {
+        names += (names.empty() ? "" : "; ") + f->open_status.ToString();
+      }
+    }
+  }
+  if (bad == 0) return Status::OK();
+  if (bad > kMaxFilesNamed) {
+    names += "; and " + std::to_string(bad - kMaxFilesNamed) + " more";
+  }
+  Status s = Status::Corruption(
+      std::to_string(bad) + " segment(s) listed in the manifest cannot be read",
+      names);
+  if (paranoid) return s;
+  std::fprintf(stderr, "bloomkv: opening with unreadable segments: %s\n",
+               s.ToString().c_str());
+  return Status::OK();
+}
+
+// The logs recovery must replay, oldest first: every log on disk numbered
+// log_number or later. The log named by log_number exists from the moment
+// it is recorded until a later log number replaces it, so its absence means
+// lost data (writes, or deletes whose keys would come back), not a crash.
+// The directory is listed after the manifest was read: a read-only Open
+// beside a writer must not miss a log the writer created in between.
+Status LiveLogs(Env* env, const std::string& dbname, uint64_t log_number,
+                bool paranoid, std::vector<uint64_t>* live) {
+  std::vector<std::string> children;
+  Status s = env->GetChildren(dbname, &children);
+  if (!s.ok()) return s;
+  for (const auto& name : children) {
+    uint64_t n;
+    FileType type;
+    if (ParseFileName(name, &n, &type) && type == FileType::kLogFile &&
+        n >= log_number) {
+      live->push_back(n);
+    }
+  }
+  std::sort(live->begin(), live->end());
+  // Log number 0: no log was ever recorded (a new database).
+  if (paranoid && log_number != 0 &&
+      (live->empty() || live->front() != log_number)) {
+    return Status::Corruption(LogFileName(dbname, log_number),
+                              "is missing: the manifest needs it");
+  }
+  // Only the newest log may end torn; empty logs after it (a crash right
+  // after switching logs) do not make it older.
+  while (live->size() > 1) {
+    uint64_t size = 0;
+    if (!env->GetFileSize(LogFileName(dbname, live->back()), &size).ok() ||
+        size != 0) {
+      break;
+    }
+    live->pop_back();
   }
   return Status::OK();
 }
@@ -248,30 +318,54 @@ Status DBImpl::Open() {
   }
 
   std::unique_lock<std::mutex> lock(mu_);
-  s = versions_->Recover();
+  // Everything Open checks comes before anything it writes, so that an Open
+  // that fails changes no file. A read-only Open may race with the process
+  // writing the database, whose flush or compaction can delete what the
+  // manifest just read names: it reads the manifest once more before
+  // calling that damage.
+  std::vector<uint64_t> live_logs;
+  for (int attempt = 0;; attempt++) {
+    live_logs.clear();
+    s = versions_->Recover();
+    if (s.ok()) {
+      s = CheckSegments(*versions_->current(), options_.paranoid_checks);
+    }
+    if (s.ok()) {
+      s = LiveLogs(env_, dbname_, versions_->log_number(),
+                   options_.paranoid_checks, &live_logs);
+    }
+    if (s.ok() || !read_only_ || attempt > 0) break;
+  }
   if (!s.ok()) return s;
   Log(info_log_,
       "Recovered MANIFEST-%06" PRIu64 ": log number %" PRIu64
       ", last sequence %" PRIu64 ", segments per level %s",
       versions_->manifest_number(), versions_->log_number(),
       versions_->last_sequence(), FilesPerLevel(*versions_->current()).c_str());
-  if (read_only_) return OpenReadOnly(logs);
+  if (read_only_) return OpenReadOnly(live_logs);
   for (uint64_t n : logs) versions_->MarkFileNumberUsed(n);
+
+  // Replay, in order, every log the manifest does not yet cover. The
+  // segments this writes are named by no manifest until the edit below, so
+  // a failed replay removes them again.
+  VersionEdit edit;
+  SequenceNumber max_sequence = versions_->last_sequence();
+  for (size_t i = 0; s.ok() && i < live_logs.size(); i++) {
+    s = ReplayLog(live_logs[i], i + 1 == live_logs.size(), &max_sequence,
+                  &edit);
+  }
+  if (!s.ok()) {
+    for (const auto& [level, f] : edit.new_files()) {
+      env_->RemoveFile(SegmentFileName(dbname_, f->number))
+          .PermitUncheckedError();
+    }
+    return s;
+  }
+  versions_->SetLastSequence(max_sequence);
   s = versions_->WriteSnapshotManifest();
   if (!s.ok()) return s;
   Log(info_log_, "Switched to manifest MANIFEST-%06" PRIu64,
       versions_->manifest_number());
-
-  // Replay, in order, every log the manifest does not yet cover.
-  std::sort(logs.begin(), logs.end());
-  VersionEdit edit;
-  SequenceNumber max_sequence = versions_->last_sequence();
-  for (uint64_t n : logs) {
-    if (n < versions_->log_number()) continue;
-    s = ReplayLog(n, &max_sequence, &edit);
-    if (!s.ok()) return s;
-  }
-  versions_->SetLastSequence(max_sequence);
 
   s = NewLogFile();
   if (!s.ok()) return s;
@@ -279,6 +373,7 @@ Status DBImpl::Open() {
   s = versions_->LogAndApply(&edit, &lock);
   if (!s.ok()) return s;
   mem_ = NewMemTable();
+  InstallReadView();
   DeleteObsoleteFiles();
   bg_thread_ = std::thread([this] { BackgroundThread(); });
   Log(info_log_,
@@ -289,14 +384,13 @@ Status DBImpl::Open() {
   return Status::OK();
 }
 
-Status DBImpl::OpenReadOnly(const std::vector<uint64_t>& logs) {
-  std::vector<uint64_t> sorted = logs;
-  std::sort(sorted.begin(), sorted.end());
+Status DBImpl::OpenReadOnly(const std::vector<uint64_t>& live_logs) {
   mem_ = NewMemTable();
+  InstallReadView();
   SequenceNumber max_sequence = versions_->last_sequence();
-  for (uint64_t n : sorted) {
-    if (n < versions_->log_number()) continue;
-    Status s = ReplayLog(n, &max_sequence, /*edit=*/nullptr);
+  for (size_t i = 0; i < live_logs.size(); i++) {
+    Status s = ReplayLog(live_logs[i], i + 1 == live_logs.size(), &max_sequence,
+                         /*edit=*/nullptr);
     if (!s.ok()) return s;
   }
   versions_->SetLastSequence(max_sequence);
@@ -326,13 +420,16 @@ Status DBImpl::NewDB() {
   if (s.ok()) s = file->Sync();
   Status close = file->Close();
   if (s.ok()) s = close;
-  if (s.ok()) s = SetCurrentFile(env_, dbname_, 1);
-  if (!s.ok()) env_->RemoveFile(manifest).PermitUncheckedError();
-  return s;
+  if (!s.ok()) {
+    env_->RemoveFile(manifest).PermitUncheckedError();
+    return s;
+  }
+  // On error CURRENT may already name the manifest: it stays.
+  return SetCurrentFile(env_, dbname_, 1);
 }
 
-Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
-                         VersionEdit* edit) {
+Status DBImpl::ReplayLog(uint64_t number, bool newest,
+                         SequenceNumber* max_sequence, VersionEdit* edit) {
   const std::string fname = LogFileName(dbname_, number);
   std::unique_ptr<SequentialFile> file;
   Status s = env_->NewSequentialFile(fname, &file);
@@ -379,13 +476,21 @@ Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
     if (edit != nullptr &&
         mem->ApproximateMemoryUsage() > options_.write_buffer_size) {
       std::shared_ptr<FileMetaData> meta;
-      s = WriteLevel0Segment(mem.get(), versions_->NewFileNumber(), &meta);
+      s = WriteLevel0Segment(mem.get(), versions_->NewFileNumber(),
+                             FlushFilterPolicy(*mem), &meta);
       if (!s.ok()) return s;
       if (meta != nullptr) edit->AddFile(0, std::move(meta));
       mem = NewMemTable();
     }
   }
   if (!reporter.status.ok()) return reporter.status;
+  if (reader.torn_tail() && !newest && options_.paranoid_checks) {
+    // A later log exists, so this one was complete: its end is damage.
+    return Status::Corruption(
+        fname + " at offset " + std::to_string(reader.torn_tail_offset()),
+        "damaged end of a log that is not the newest (" +
+            std::to_string(reader.torn_tail_bytes()) + " bytes)");
+  }
   Log(info_log_, "Replayed %s: %" PRIu64 " records, last sequence %" PRIu64,
       fname.c_str(), records, *max_sequence);
   if (reader.torn_tail())
@@ -394,7 +499,8 @@ Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
         fname.c_str(), reader.torn_tail_bytes(), reader.torn_tail_offset());
   if (edit == nullptr) return Status::OK();
   std::shared_ptr<FileMetaData> meta;
-  s = WriteLevel0Segment(mem.get(), versions_->NewFileNumber(), &meta);
+  s = WriteLevel0Segment(mem.get(), versions_->NewFileNumber(),
+                         FlushFilterPolicy(*mem), &meta);
   if (s.ok() && meta != nullptr) edit->AddFile(0, std::move(meta));
   return s;
 }
@@ -404,6 +510,10 @@ void DBImpl::OpenSegment(FileMetaData* f) const {
   std::unique_ptr<RandomAccessFile> file;
   uint64_t size = 0;
   Status s = env_->GetFileSize(fname, &size);
+  if (s.IsNotFound()) {
+    // Never let "no such file" pass for "no such key".
+    s = Status::Corruption(fname, "is missing: the manifest lists it");
+  }
   if (s.ok() && size != f->file_size) {
     s = Status::Corruption(fname, "is " + std::to_string(size) +
                                       " bytes, the manifest says " +
@@ -424,12 +534,20 @@ void DBImpl::OpenSegment(FileMetaData* f) const {
   f->reader = std::move(reader);
 }
 
-Status DBImpl::WriteLevel0Segment(MemTable* mem, uint64_t number,
-                                  std::shared_ptr<FileMetaData>* meta) {
+std::shared_ptr<const FilterPolicy> DBImpl::FlushFilterPolicy(
+    const MemTable& mem) {
+  return FilterPolicyForOutput(options_, *versions_->current(),
+                               /*c=*/nullptr, mem.NumEntries());
+}
+
+Status DBImpl::WriteLevel0Segment(
+    MemTable* mem, uint64_t number,
+    std::shared_ptr<const FilterPolicy> filter_policy,
+    std::shared_ptr<FileMetaData>* meta) {
   meta->reset();
   if (mem->Empty()) return Status::OK();
   const uint64_t start_micros = env_->NowMicros();
-  SegmentOutput out(options_, dbname_, number);
+  SegmentOutput out(options_, dbname_, number, std::move(filter_policy));
   Status s = out.Open();
   std::unique_ptr<Iterator> it(mem->NewIterator());
   for (it->SeekToFirst(); s.ok() && it->Valid(); it->Next()) {
@@ -570,7 +688,9 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
     Status s = updates->Iterate(&validator);
     if (s.ok()) s = validator.status;
     if (!s.ok()) return s;
-    if (updates->Count() == 0) return Status::OK();
+    // An empty synced batch still syncs the log: it makes the writes before
+    // it durable (SyncWAL).
+    if (updates->Count() == 0 && !options.sync) return Status::OK();
   }
   Writer w(updates, options.sync);
   std::unique_lock<std::mutex> lock(mu_);
@@ -587,27 +707,22 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
     counters_->user_bytes_written.fetch_add(
         WriteBatchInternal::ByteSize(group) - kWriteBatchHeaderSize,
         std::memory_order_relaxed);
+    const bool empty = WriteBatchInternal::Count(group) == 0;
     last_sequence += WriteBatchInternal::Count(group);
     // Only the front writer gets here, so the log and the memtable have a
     // single writer while mu_ is released; readers go on meanwhile.
     lock.unlock();
-    s = log_->AddRecord(WriteBatchInternal::Contents(group));
-    bool sync_failed = false;
-    if (s.ok()) {
-      s = w.sync ? log_file_->Sync() : log_file_->Flush();
-      sync_failed = !s.ok();
+    if (!empty) s = log_->AddRecord(WriteBatchInternal::Contents(group));
+    if (s.ok()) s = w.sync ? log_file_->Sync() : log_file_->Flush();
+    // The log's state is unknown after a failed append or sync (a partial
+    // record may be in it): refuse further writes rather than risk
+    // acknowledging writes that a crash would lose or replay would skip.
+    const bool log_failed = !s.ok();
+    if (s.ok() && !empty) {
+      s = WriteBatchInternal::InsertInto(group, mem_.get());
     }
-    if (s.ok()) s = WriteBatchInternal::InsertInto(group, mem_.get());
     lock.lock();
-    if (sync_failed && bg_error_.ok()) {
-      // The log's state is unknown: refuse further writes rather than risk
-      // acknowledging writes that a crash would lose.
-      bg_error_ = s;
-      Log(info_log_,
-          "ERROR: writing the log failed, writes are refused until reopened: "
-          "%s",
-          s.ToString().c_str());
-    }
+    if (log_failed) RecordBackgroundError(s);
     if (group == &group_batch_) group_batch_.Clear();
     if (s.ok()) versions_->SetLastSequence(last_sequence);
   }
@@ -690,10 +805,16 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>* lock,
       continue;
     }
     Status s = NewLogFile();
-    if (!s.ok()) return s;
+    if (!s.ok()) {
+      // The old log may not be durable, and the writes after it must not
+      // go anywhere else.
+      RecordBackgroundError(s);
+      return s;
+    }
     imm_ = std::move(mem_);
     has_imm_ = true;
     mem_ = NewMemTable();
+    InstallReadView();
     Log(info_log_, "Switched to a new memtable and log %06" PRIu64,
         log_number_);
     force = false;
@@ -707,6 +828,24 @@ Status DBImpl::Flush() {
   std::unique_lock<std::mutex> lock(mu_);
   while (imm_ != nullptr && bg_error_.ok()) bg_done_cv_.wait(lock);
   return bg_error_;
+}
+
+Status DBImpl::SyncWAL() {
+  WriteOptions options;
+  options.sync = true;
+  WriteBatch empty;
+  return Write(options, &empty);
+}
+
+void DBImpl::RecordBackgroundError(const Status& s) {
+  if (s.ok() || !bg_error_.ok()) return;
+  bg_error_ = s;
+  has_bg_error_.store(true, std::memory_order_release);
+  Log(info_log_,
+      "ERROR: background error, writes are refused until reopened: %s",
+      s.ToString().c_str());
+  // Flush() and CompactRange() waiters, and a writer waiting for room.
+  bg_done_cv_.notify_all();
 }
 
 // ---------------------------------------------------------------------------
@@ -730,15 +869,9 @@ void DBImpl::BackgroundThread() {
                      [this] { return shutting_down_ || HasBackgroundWork(); });
     if (shutting_down_) break;
     const int level0_before = versions_->current()->NumFiles(0);
-    Status s;
     if (imm_ != nullptr) {
-      s = FlushImmutable(&lock);
-      if (!s.ok())
-        Log(info_log_,
-            "ERROR: background flush failed, writes are refused until "
-            "reopened: %s",
-            s.ToString().c_str());
-      if (!s.ok() && bg_error_.ok()) bg_error_ = s;
+      // A failure is the sticky error now: FlushImmutable recorded it.
+      FlushImmutable(&lock).PermitUncheckedError();
     } else {
       BackgroundCompaction(&lock);
     }
@@ -753,9 +886,11 @@ Status DBImpl::FlushImmutable(std::unique_lock<std::mutex>* lock) {
   std::shared_ptr<MemTable> imm = imm_;
   const uint64_t number = versions_->NewFileNumber();
   pending_outputs_.insert(number);
+  auto filter_policy = FlushFilterPolicy(*imm);
   lock->unlock();
   std::shared_ptr<FileMetaData> meta;
-  Status s = WriteLevel0Segment(imm.get(), number, &meta);
+  Status s =
+      WriteLevel0Segment(imm.get(), number, std::move(filter_policy), &meta);
   lock->lock();
   if (s.ok()) {
     VersionEdit edit;
@@ -765,16 +900,25 @@ Status DBImpl::FlushImmutable(std::unique_lock<std::mutex>* lock) {
     s = versions_->LogAndApply(&edit, lock);
   }
   pending_outputs_.erase(number);
-  if (s.ok()) {
-    imm_.reset();
-    has_imm_ = false;
-    DeleteObsoleteFiles();
+  if (!s.ok()) {
+    // Sticky before mu_ is released: the manifest may name the output, so
+    // no DeleteObsoleteFiles may run any more.
+    RecordBackgroundError(s);
+    return s;
   }
+  imm_.reset();
+  has_imm_ = false;
+  InstallReadView();
+  DeleteObsoleteFiles();
   return s;
 }
 
 // ---------------------------------------------------------------------------
 // Reads
+
+void DBImpl::InstallReadView() {
+  read_views_.Install(new ReadView(mem_, imm_, versions_->current()));
+}
 
 Status DBImpl::Get(const ReadOptions& options, const Slice& key,
                    std::string* value) {
@@ -786,25 +930,22 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key,
     *trace = GetTrace();
     trace->key_hash = hash;
   }
-  counters_->gets.fetch_add(1, std::memory_order_relaxed);
+  const size_t thread = ThisThreadIndex();
+  read_counters_.ShardFor(thread).Add(kGets, 1);
 
-  std::shared_ptr<MemTable> mem, imm;
-  std::shared_ptr<const Version> version;
-  SequenceNumber snapshot;
-  {
-    std::lock_guard<std::mutex> guard(mu_);
-    mem = mem_;
-    imm = imm_;
-    version = versions_->current();
-    snapshot =
-        options.snapshot != nullptr
-            ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
-            : versions_->last_sequence();
-  }
+  ReadView* view = read_views_.Acquire(thread);
+  // Read after pinning the view: every write up to this sequence is in the
+  // view's memtables (the sequence is published after the insert, and the
+  // view holding that memtable was installed before it).
+  const SequenceNumber snapshot =
+      options.snapshot != nullptr
+          ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
+          : versions_->last_sequence();
+  MemTable* imm = view->imm();
 
   bool deleted = false;
   bool found = false;
-  if (mem->Get(key, snapshot, value, &deleted)) {
+  if (view->mem()->Get(key, snapshot, value, &deleted)) {
     found = true;
     if (trace != nullptr) trace->found_in_memtable = true;
   } else if (imm != nullptr && imm->Get(key, snapshot, value, &deleted)) {
@@ -812,11 +953,12 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key,
     if (trace != nullptr) trace->found_in_immutable = true;
   }
   if (found) {
-    counters_->memtable_hits.fetch_add(1, std::memory_order_relaxed);
+    read_counters_.ShardFor(thread).Add(kMemtableHits, 1);
   } else {
-    s = GetFromSegments(options, *version, key, hash, snapshot, value, trace,
-                        &found, &deleted);
+    s = GetFromSegments(options, view->version(), key, hash, snapshot, value,
+                        trace, thread, &found, &deleted);
   }
+  read_views_.Release(thread, view);
   if (!s.ok()) {
     if (trace != nullptr) trace->result = s.ToString();
     return s;
@@ -832,7 +974,8 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key,
 Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
                                const Slice& key, uint64_t hash,
                                SequenceNumber snapshot, std::string* value,
-                               GetTrace* trace, bool* found, bool* deleted) {
+                               GetTrace* trace, size_t thread, bool* found,
+                               bool* deleted) {
   *found = false;
   *deleted = false;
   SegmentReadOptions sro;
@@ -863,7 +1006,8 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
       if (t != nullptr) t->outcome = SegmentOutcome::kError;
       return true;
     }
-    f.counters.lookups.fetch_add(1, std::memory_order_relaxed);
+    SegmentCounters::Shard& fc = f.counters.ShardFor(thread);
+    fc.Add(kSegmentLookups, 1);
     SegmentReadStats seg_io;
     LookupResult result;
     s = f.reader->Get(sro, key, hash, snapshot, &result, value, &seg_io);
@@ -883,12 +1027,12 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
     }
     if (result == LookupResult::kFilterNegative) {
       negatives++;
-      f.counters.filter_negatives.fetch_add(1, std::memory_order_relaxed);
+      fc.Add(kSegmentFilterNegatives, 1);
       if (t != nullptr) t->outcome = SegmentOutcome::kSkippedByFilter;
       return false;
     }
     positives++;
-    f.counters.filter_positives.fetch_add(1, std::memory_order_relaxed);
+    fc.Add(kSegmentFilterPositives, 1);
     switch (result) {
       case LookupResult::kFound:
         *found = true;
@@ -900,7 +1044,7 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
         return true;
       default:
         false_positives++;
-        f.counters.false_positives.fetch_add(1, std::memory_order_relaxed);
+        fc.Add(kSegmentFalsePositives, 1);
         if (t != nullptr) t->outcome = SegmentOutcome::kFilterFalsePositive;
         return false;
     }
@@ -924,16 +1068,16 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
     if (it != files.end()) done = consult(**it, level);
   }
 
-  Counters& c = *counters_;
-  c.segments_consulted.fetch_add(consulted, std::memory_order_relaxed);
-  if (range_skips) c.skipped_by_range.fetch_add(range_skips);
-  if (negatives) c.filter_negatives.fetch_add(negatives);
-  if (positives) c.filter_positives.fetch_add(positives);
-  if (false_positives) c.filter_false_positives.fetch_add(false_positives);
-  if (io.data_blocks_read) c.data_blocks_read.fetch_add(io.data_blocks_read);
-  if (io.bytes_read) c.bytes_read.fetch_add(io.bytes_read);
-  if (io.cache_hits) c.block_cache_hits.fetch_add(io.cache_hits);
-  if (io.cache_misses) c.block_cache_misses.fetch_add(io.cache_misses);
+  auto& c = read_counters_.ShardFor(thread);
+  c.Add(kSegmentsConsulted, consulted);
+  if (range_skips) c.Add(kSkippedByRange, range_skips);
+  if (negatives) c.Add(kFilterNegatives, negatives);
+  if (positives) c.Add(kFilterPositives, positives);
+  if (false_positives) c.Add(kFilterFalsePositives, false_positives);
+  if (io.data_blocks_read) c.Add(kDataBlocksRead, io.data_blocks_read);
+  if (io.bytes_read) c.Add(kBytesRead, io.bytes_read);
+  if (io.cache_hits) c.Add(kBlockCacheHits, io.cache_hits);
+  if (io.cache_misses) c.Add(kBlockCacheMisses, io.cache_misses);
   if (trace != nullptr) {
     trace->data_blocks_read = io.data_blocks_read;
     trace->bytes_read = io.bytes_read;
@@ -942,31 +1086,24 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
 }
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
-  struct Pinned {
-    std::shared_ptr<MemTable> mem, imm;
-    std::shared_ptr<const Version> version;
-  };
-  auto pinned = std::make_shared<Pinned>();
-  SequenceNumber sequence;
-  {
-    std::lock_guard<std::mutex> guard(mu_);
-    pinned->mem = mem_;
-    pinned->imm = imm_;
-    pinned->version = versions_->current();
-    sequence =
-        options.snapshot != nullptr
-            ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
-            : versions_->last_sequence();
-  }
+  // The iterator holds its own reference to the view for its lifetime.
+  const size_t thread = ThisThreadIndex();
+  ReadView* view = read_views_.Acquire(thread);
+  view->Ref();
+  read_views_.Release(thread, view);
+  const SequenceNumber sequence =  // after pinning, as in Get
+      options.snapshot != nullptr
+          ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
+          : versions_->last_sequence();
   SegmentReadOptions sro;
   sro.verify_checksums = options.verify_checksums || options_.paranoid_checks;
   sro.fill_cache = options.fill_cache;
 
   std::vector<std::unique_ptr<Iterator>> children;
-  children.emplace_back(pinned->mem->NewIterator());
-  if (pinned->imm != nullptr) children.emplace_back(pinned->imm->NewIterator());
+  children.emplace_back(view->mem()->NewIterator());
+  if (view->imm() != nullptr) children.emplace_back(view->imm()->NewIterator());
   for (int level = 0; level < kNumLevels; level++) {
-    for (const auto& f : pinned->version->files(level)) {
+    for (const auto& f : view->version().files(level)) {
       if (f->reader == nullptr) {
         children.emplace_back(NewErrorIterator(f->open_status));
       } else {
@@ -977,7 +1114,7 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   // The cleanup runs after the merged iterator is gone, so the memtables and
   // segments it reads stay alive exactly as long as needed.
   return NewDBIterator(NewMergingIterator(std::move(children)), sequence,
-                       [pinned]() mutable { pinned.reset(); });
+                       [view] { view->Unref(); });
 }
 
 const Snapshot* DBImpl::GetSnapshot() {
@@ -1000,19 +1137,20 @@ void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
 // Observability
 
 DbStats DBImpl::GetStats() {
-  const Counters& c = *counters_;
+  const auto& r = read_counters_;
   DbStats st;
-  st.gets = c.gets.load();
-  st.memtable_hits = c.memtable_hits.load();
-  st.segments_consulted = c.segments_consulted.load();
-  st.skipped_by_range = c.skipped_by_range.load();
-  st.filter_negatives = c.filter_negatives.load();
-  st.filter_positives = c.filter_positives.load();
-  st.filter_false_positives = c.filter_false_positives.load();
-  st.data_blocks_read = c.data_blocks_read.load();
-  st.bytes_read = c.bytes_read.load();
-  st.block_cache_hits = c.block_cache_hits.load();
-  st.block_cache_misses = c.block_cache_misses.load();
+  st.gets = r.Sum(kGets);
+  st.memtable_hits = r.Sum(kMemtableHits);
+  st.segments_consulted = r.Sum(kSegmentsConsulted);
+  st.skipped_by_range = r.Sum(kSkippedByRange);
+  st.filter_negatives = r.Sum(kFilterNegatives);
+  st.filter_positives = r.Sum(kFilterPositives);
+  st.filter_false_positives = r.Sum(kFilterFalsePositives);
+  st.data_blocks_read = r.Sum(kDataBlocksRead);
+  st.bytes_read = r.Sum(kBytesRead);
+  st.block_cache_hits = r.Sum(kBlockCacheHits);
+  st.block_cache_misses = r.Sum(kBlockCacheMisses);
+  const Counters& c = *counters_;
   st.flushes = c.flushes.load();
   st.bytes_flushed = c.bytes_flushed.load();
   st.user_bytes_written = c.user_bytes_written.load();
@@ -1026,14 +1164,11 @@ DbStats DBImpl::GetStats() {
 }
 
 std::vector<SegmentInfo> DBImpl::GetSegmentInfo() {
-  std::shared_ptr<const Version> v;
-  {
-    std::lock_guard<std::mutex> guard(mu_);
-    v = versions_->current();
-  }
+  const size_t thread = ThisThreadIndex();
+  ReadView* view = read_views_.Acquire(thread);
   std::vector<SegmentInfo> result;
   for (int level = 0; level < kNumLevels; level++) {
-    for (const auto& f : v->files(level)) {
+    for (const auto& f : view->version().files(level)) {
       SegmentInfo& i = result.emplace_back();
       i.level = level;
       i.file_number = f->number;
@@ -1050,15 +1185,13 @@ std::vector<SegmentInfo> DBImpl::GetSegmentInfo() {
         i.filter_bytes = f->reader->filter_memory();
         i.theoretical_fp_rate = f->reader->TheoreticalFpRate();
       }
-      i.lookups = f->counters.lookups.load(std::memory_order_relaxed);
-      i.filter_negatives =
-          f->counters.filter_negatives.load(std::memory_order_relaxed);
-      i.filter_positives =
-          f->counters.filter_positives.load(std::memory_order_relaxed);
-      i.false_positives =
-          f->counters.false_positives.load(std::memory_order_relaxed);
+      i.lookups = f->counters.Sum(kSegmentLookups);
+      i.filter_negatives = f->counters.Sum(kSegmentFilterNegatives);
+      i.filter_positives = f->counters.Sum(kSegmentFilterPositives);
+      i.false_positives = f->counters.Sum(kSegmentFalsePositives);
     }
   }
+  read_views_.Release(thread, view);
   return result;
 }
 

@@ -6,13 +6,21 @@
 // full it becomes immutable, a new WAL is started, and the background thread
 // flushes the immutable memtable into a level-0 segment.
 //
-// Reads: a Get pins the memtables and the current version under the mutex,
-// then reads without it: memtable, immutable memtable, then the candidate
-// segments newest first, each skipped by key range or by filter before any
-// IO (DESIGN.md, "Read path").
+// Errors: a failed write or sync of the WAL or the manifest, and any failed
+// flush or compaction, becomes the sticky bg_error_: from then on every
+// write, Flush and CompactRange returns it, no file is deleted, and every
+// waiter is woken at once. Reads go on (docs/durability.md).
+//
+// Reads: a Get pins the current read view (memtable, immutable memtable,
+// version; db/read_view.h) without the mutex, then reads the memtable, the
+// immutable memtable, then the candidate segments newest first, each
+// skipped by key range or by filter before any IO (DESIGN.md, "Read
+// path"). Every change of those three installs a new view
+// (InstallReadView). Read statistics are sharded per thread
+// (util/sharded_counter.h), so concurrent Gets share no written cache line.
 //
 // Thread-safety: thread-safe. mu_ guards the mutable state noted below;
-// readers only hold it to pin what they read.
+// Get and NewIterator never take it.
 #ifndef BLOOMKV_DB_DB_IMPL_H_
 #define BLOOMKV_DB_DB_IMPL_H_
 
@@ -34,12 +42,16 @@
 #include "db/info_log.h"
 #include "db/log_writer.h"
 #include "db/memtable.h"
+#include "db/read_view.h"
 #include "db/version_set.h"
 #include "table/segment_reader.h"
 #include "util/cache.h"
+#include "util/sharded_counter.h"
 #include "util/thread_annotations.h"
 
 namespace bloomkv {
+
+struct CheckpointFiles;
 
 class DBImpl final : public DB {
  public:
@@ -60,25 +72,19 @@ class DBImpl final : public DB {
   DbStats GetStats() override;
   std::vector<SegmentInfo> GetSegmentInfo() override;
   Status CompactRange(const Slice* begin, const Slice* end) override;
+  Status SyncWAL() override;
+
+  // Pins the current version and opens the logs it does not cover, for a
+  // checkpoint (db_impl_checkpoint.cc). Takes mu_.
+  Status PinCheckpointFiles(CheckpointFiles* files);
 
  private:
   friend class DB;
   struct Writer;
   struct SnapshotImpl;
-  // DB-wide counters. Each Get adds its totals once, at the end, so the hot
-  // path touches these shared cache lines a handful of times per call.
+  // DB-wide counters of writes, flushes and compactions: bumped a few
+  // times per write group or background job, never by a read.
   struct Counters {
-    std::atomic<uint64_t> gets{0};
-    std::atomic<uint64_t> memtable_hits{0};
-    std::atomic<uint64_t> segments_consulted{0};
-    std::atomic<uint64_t> skipped_by_range{0};
-    std::atomic<uint64_t> filter_negatives{0};
-    std::atomic<uint64_t> filter_positives{0};
-    std::atomic<uint64_t> filter_false_positives{0};
-    std::atomic<uint64_t> data_blocks_read{0};
-    std::atomic<uint64_t> bytes_read{0};
-    std::atomic<uint64_t> block_cache_hits{0};
-    std::atomic<uint64_t> block_cache_misses{0};
     std::atomic<uint64_t> flushes{0};
     std::atomic<uint64_t> bytes_flushed{0};
     std::atomic<uint64_t> user_bytes_written{0};
@@ -90,26 +96,50 @@ class DBImpl final : public DB {
     std::atomic<uint64_t> stall_micros{0};
   };
 
+  // DB-wide counters of reads, bumped by every Get: sharded per thread.
+  enum ReadCounter : size_t {
+    kGets,
+    kMemtableHits,
+    kSegmentsConsulted,
+    kSkippedByRange,
+    kFilterNegatives,
+    kFilterPositives,
+    kFilterFalsePositives,
+    kDataBlocksRead,
+    kBytesRead,
+    kBlockCacheHits,
+    kBlockCacheMisses,
+    kNumReadCounters
+  };
+
   // Opens or creates the database; called once by DB::Open.
   Status Open();
   Status NewDB();
   // Replays one WAL into memtables, flushing them to level-0 segments
   // (recorded in *edit) as they fill. With edit == nullptr (read-only)
-  // everything goes into mem_ and nothing is written.
-  Status ReplayLog(uint64_t number, SequenceNumber* max_sequence,
+  // everything goes into mem_ and nothing is written. Only the newest log's
+  // torn tail is forgiven.
+  Status ReplayLog(uint64_t number, bool newest, SequenceNumber* max_sequence,
                    VersionEdit* edit);
   Status OpenReadOnly(const std::vector<uint64_t>& logs);
   // Opens the reader of a segment, or records in f why it cannot.
   void OpenSegment(FileMetaData* f) const;
   // Writes mem to segment `number`, syncs it and its directory entry, and
   // opens it. *meta is null when mem is empty.
+  // filter_policy: from FilterPolicyForOutput, chosen under mu_.
   Status WriteLevel0Segment(MemTable* mem, uint64_t number,
+                            std::shared_ptr<const FilterPolicy> filter_policy,
                             std::shared_ptr<FileMetaData>* meta);
+  // The filter policy for flushing mem to level 0. REQUIRES: mu_ held.
+  std::shared_ptr<const FilterPolicy> FlushFilterPolicy(const MemTable& mem);
 
   // REQUIRES: lock holds mu_ (for all below).
   Status MakeRoomForWrite(std::unique_lock<std::mutex>* lock, bool force);
   WriteBatch* BuildBatchGroup(Writer** last_writer);
   Status NewLogFile();
+  // Makes s (not OK) the sticky background error, unless one is already
+  // recorded, and wakes everything that waits on background work.
+  void RecordBackgroundError(const Status& s);
   void BackgroundThread();
   // True when the background thread has something to do.
   bool HasBackgroundWork() const;
@@ -130,11 +160,17 @@ class DBImpl final : public DB {
   Status FlushImmutableIfAny(std::unique_lock<std::mutex>* lock);
   std::string LevelsTable();
 
-  // Looks in the segments of version v; see Get.
+  // Publishes mem_, imm_ and the current version as the view new reads
+  // pin. Called after every change of any of them. REQUIRES: mu_ held.
+  void InstallReadView();
+
+  // Looks in the segments of version v; see Get. thread: the caller's
+  // ThisThreadIndex(), for the counters.
   Status GetFromSegments(const ReadOptions& options, const Version& v,
                          const Slice& key, uint64_t hash,
                          SequenceNumber snapshot, std::string* value,
-                         GetTrace* trace, bool* found, bool* deleted);
+                         GetTrace* trace, size_t thread, bool* found,
+                         bool* deleted);
 
   Options options_;  // sanitized: env and cache set
   Env* const env_;
@@ -148,6 +184,7 @@ class DBImpl final : public DB {
   // application set none; null for a read-only open without one.
   Logger* info_log_ = nullptr;
   std::shared_ptr<InfoLogFile> info_log_file_;
+  ShardedCounters<kNumReadCounters> read_counters_;
 
   std::mutex mu_;
   std::condition_variable bg_work_cv_;  // wakes the background thread
@@ -155,6 +192,7 @@ class DBImpl final : public DB {
   std::thread bg_thread_;
   bool shutting_down_ GUARDED_BY(mu_) = false;
   Status bg_error_ GUARDED_BY(mu_);
+  std::atomic<bool> has_bg_error_{false};  // !bg_error_.ok(), read lock-free
 
   // Changed only by the writer at the front of the queue, with mu_ held;
   // that writer also reads it without mu_.
@@ -177,6 +215,9 @@ class DBImpl final : public DB {
     const Slice* begin = nullptr;
     const Slice* end = nullptr;
     bool in_place = false;
+    // Set by the background thread while it works on the request without
+    // mu_; the waiter may leave only when it is false.
+    bool running = false;
     bool done = false;
     Status status;
   };
@@ -184,6 +225,10 @@ class DBImpl final : public DB {
   std::string compact_pointers_[kNumLevels] GUARDED_BY(mu_);
   std::atomic<bool> has_imm_{false};  // imm_ != nullptr, read lock-free
   std::atomic<bool> shutting_down_flag_{false};  // shutting_down_, lock-free
+
+  // Last member: destroyed first, while the block cache its segments use is
+  // still alive.
+  ReadViewCache read_views_;
 };
 
 }  // namespace bloomkv

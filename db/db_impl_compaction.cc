@@ -12,6 +12,7 @@
 #include "bloomkv/compaction_filter.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
+#include "db/filter_allocation.h"
 #include "db/merging_iterator.h"
 #include "db/segment_output.h"
 #include "util/logging.h"
@@ -23,13 +24,7 @@ CompactionFilter::~CompactionFilter() = default;
 Status DBImpl::FlushImmutableIfAny(std::unique_lock<std::mutex>* lock) {
   Status s;
   if (imm_ != nullptr) {
-    s = FlushImmutable(lock);
-    if (!s.ok())
-      Log(info_log_,
-          "ERROR: background flush failed, writes are refused until reopened: "
-          "%s",
-          s.ToString().c_str());
-    if (!s.ok() && bg_error_.ok()) bg_error_ = s;
+    s = FlushImmutable(lock);  // a failure is recorded as the sticky error
     bg_done_cv_.notify_all();
   }
   return s;
@@ -38,13 +33,17 @@ Status DBImpl::FlushImmutableIfAny(std::unique_lock<std::mutex>* lock) {
 void DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
   ManualCompaction* manual = manual_compaction_;
   if (manual != nullptr && !manual->done) {
+    manual->running = true;  // its waiter stays until done
     auto c = CompactionForRange(versions_->current(), manual->level,
                                 manual->begin, manual->end, manual->in_place);
     // A manual compaction always rewrites, even a lone segment: that is
     // what drops its tombstones and filtered entries.
-    if (c != nullptr) manual->status = RunCompaction(c.get(), lock);
+    Status s;
+    if (c != nullptr) s = RunCompaction(c.get(), lock);
     c.reset();  // unpins the inputs' version, so they can be deleted
     DeleteObsoleteFiles();
+    manual->status = s;
+    manual->running = false;
     manual->done = true;
     return;
   }
@@ -57,22 +56,20 @@ void DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
     edit.RemoveFile(c->level(), f->number);
     edit.AddFile(c->output_level(), f);
     s = versions_->LogAndApply(&edit, lock);
-    if (s.ok()) counters_->trivial_moves.fetch_add(1);
-    if (s.ok())
+    InstallReadView();
+    if (s.ok()) {
+      counters_->trivial_moves.fetch_add(1);
       Log(info_log_,
           "Moved segment %06" PRIu64 " (%" PRIu64 " bytes) from L%d to L%d",
           f->number, f->file_size, c->level(), c->output_level());
+    } else {
+      RecordBackgroundError(s);
+    }
   } else {
     s = RunCompaction(c.get(), lock);
   }
   c.reset();  // unpins the inputs' version, so they can be deleted
   DeleteObsoleteFiles();
-  if (!s.ok() && !shutting_down_)
-    Log(info_log_,
-        "ERROR: background compaction failed, writes are refused until "
-        "reopened: %s",
-        s.ToString().c_str());
-  if (!s.ok() && !shutting_down_ && bg_error_.ok()) bg_error_ = s;
 }
 
 Status DBImpl::RunCompaction(Compaction* c,
@@ -83,7 +80,12 @@ Status DBImpl::RunCompaction(Compaction* c,
   if (s.ok()) {
     c->AddInputDeletions(&edit);
     s = versions_->LogAndApply(&edit, lock);
+    InstallReadView();
   }
+  // Sticky before the outputs leave pending_outputs_: after a failed
+  // LogAndApply the manifest may name them, so nothing may delete them.
+  // Only a compaction cut short by closing is not an error of the DB.
+  if (!s.ok() && !shutting_down_) RecordBackgroundError(s);
   for (const auto& [level, f] : edit.new_files()) {
     pending_outputs_.erase(f->number);
   }
@@ -108,6 +110,8 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
   const SequenceNumber largest_snapshot = has_snapshots ? snapshots_.back() : 0;
   const CompactionFilter* filter = options_.compaction_filter.get();
   const uint64_t output_file_size = OutputFileSize(options_, c->output_level());
+  const auto filter_policy =
+      FilterPolicyForOutput(options_, *versions_->current(), c, 0);
   lock->unlock();
 
   SegmentReadOptions sro;
@@ -145,6 +149,11 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
   for (; s.ok() && input->Valid(); input->Next()) {
     if (shutting_down_flag_.load(std::memory_order_acquire)) {
       s = Status::IOError("compaction abandoned: database closing");
+      break;
+    }
+    if (has_bg_error_.load(std::memory_order_acquire)) {
+      // Its result could not be installed; stop, so that waiters go.
+      s = Status::IOError("compaction abandoned after a background error");
       break;
     }
     if (has_imm_.load(std::memory_order_acquire)) {
@@ -209,7 +218,8 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
         pending_outputs_.insert(number);
         lock->unlock();
       }
-      out = std::make_unique<SegmentOutput>(options_, dbname_, number);
+      out = std::make_unique<SegmentOutput>(options_, dbname_, number,
+                                            filter_policy);
       s = out->Open();
       if (!s.ok()) break;
     }
@@ -262,13 +272,16 @@ Status DBImpl::RunManualCompaction(int level, const Slice* begin,
   manual.in_place = in_place;
   manual_compaction_ = &manual;
   bg_work_cv_.notify_one();
-  bg_done_cv_.wait(
-      lock, [&] { return manual.done || !bg_error_.ok() || shutting_down_; });
+  // While the background thread works on the request without mu_ it may
+  // still write to it: this frame must outlive that, error or not.
+  bg_done_cv_.wait(lock, [&] {
+    return manual.done ||
+           (!manual.running && (!bg_error_.ok() || shutting_down_));
+  });
   manual_compaction_ = nullptr;
   bg_done_cv_.notify_all();
-  if (!manual.done) {
-    return bg_error_.ok() ? Status::IOError("database closing") : bg_error_;
-  }
+  if (!bg_error_.ok()) return bg_error_;
+  if (!manual.done) return Status::IOError("database closing");
   return manual.status;
 }
 
@@ -307,17 +320,40 @@ std::string DBImpl::LevelsTable() {
     std::lock_guard<std::mutex> guard(mu_);
     v = versions_->current();
   }
+  // Filter columns: bits per key over the level's segments, and the
+  // theoretical false-positive rate a lookup of an absent key pays there:
+  // the sum over level 0's segments (each is probed), the entry-weighted
+  // mean over a deeper level's (one is probed).
   std::string r;
-  char line[160];
-  std::snprintf(line, sizeof(line), "%-5s %9s %14s %14s %7s\n", "level",
-                "segments", "bytes", "target", "score");
+  char line[200];
+  std::snprintf(line, sizeof(line), "%-5s %9s %12s %14s %14s %7s %8s %9s\n",
+                "level", "segments", "entries", "bytes", "target", "score",
+                "bits/key", "fp");
   r += line;
   for (int level = 0; level < kNumLevels; level++) {
     const uint64_t target = level == 0 ? 0 : MaxBytesForLevel(options_, level);
+    uint64_t entries = 0, filter_bytes = 0, filtered_entries = 0;
+    double fp = 0;
+    for (const auto& f : v->files(level)) {
+      entries += f->num_entries;
+      if (f->reader == nullptr || !f->reader->has_filter()) continue;
+      filter_bytes += f->reader->filter_memory();
+      filtered_entries += f->num_entries;
+      const double rate = f->reader->TheoreticalFpRate();
+      fp += level == 0 ? rate : rate * static_cast<double>(f->num_entries);
+    }
+    if (level > 0 && filtered_entries > 0) {
+      fp /= static_cast<double>(filtered_entries);
+    }
+    const double bits_per_key = filtered_entries == 0
+                                    ? 0.0
+                                    : 8.0 * static_cast<double>(filter_bytes) /
+                                          static_cast<double>(filtered_entries);
     std::snprintf(line, sizeof(line),
-                  "L%-4d %9d %14" PRIu64 " %14" PRIu64 " %7.2f\n", level,
-                  v->NumFiles(level), v->LevelBytes(level), target,
-                  LevelScore(options_, *v, level));
+                  "L%-4d %9d %12" PRIu64 " %14" PRIu64 " %14" PRIu64
+                  " %7.2f %8.2f %9.6f\n",
+                  level, v->NumFiles(level), entries, v->LevelBytes(level),
+                  target, LevelScore(options_, *v, level), bits_per_key, fp);
     r += line;
   }
   return r;

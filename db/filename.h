@@ -49,6 +49,9 @@ bool ParseFileName(const std::string& filename, uint64_t* number,
 
 // Points CURRENT at MANIFEST-<manifest_number>, atomically: writes a
 // temporary file, fsyncs it, renames it over CURRENT, fsyncs the directory.
+// On error CURRENT may still name the new manifest (the rename succeeded but
+// the directory fsync failed), or name it after a crash: the caller must
+// then keep that manifest, never delete it.
 Status SetCurrentFile(Env* env, const std::string& dbname,
                       uint64_t manifest_number);
 

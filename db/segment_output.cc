@@ -6,11 +6,13 @@
 namespace bloomkv {
 
 SegmentOutput::SegmentOutput(const Options& options, const std::string& dbname,
-                             uint64_t number)
+                             uint64_t number,
+                             std::shared_ptr<const FilterPolicy> filter_policy)
     : options_(options),
       env_(options.env),
       fname_(SegmentFileName(dbname, number)),
-      number_(number) {}
+      number_(number),
+      filter_policy_(std::move(filter_policy)) {}
 
 SegmentOutput::~SegmentOutput() {
   // An output neither finished nor abandoned is incomplete: remove it.
@@ -23,7 +25,7 @@ Status SegmentOutput::Open() {
   SegmentBuilderOptions bo;
   bo.block_size = options_.block_size;
   bo.compression = options_.compression;
-  bo.filter_policy = options_.filter_policy;
+  bo.filter_policy = filter_policy_;
   builder_ = std::make_unique<SegmentBuilder>(bo, file_.get());
   return Status::OK();
 }

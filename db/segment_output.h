@@ -20,8 +20,11 @@ namespace bloomkv {
 
 class SegmentOutput {
  public:
+  // filter_policy: the policy for this segment's filter (see
+  // FilterPolicyForOutput); nullptr builds no filter.
   SegmentOutput(const Options& options, const std::string& dbname,
-                uint64_t number);
+                uint64_t number,
+                std::shared_ptr<const FilterPolicy> filter_policy);
   SegmentOutput(const SegmentOutput&) = delete;
   SegmentOutput& operator=(const SegmentOutput&) = delete;
   ~SegmentOutput();
@@ -45,6 +48,7 @@ class SegmentOutput {
   Env* const env_;
   const std::string fname_;
   const uint64_t number_;
+  const std::shared_ptr<const FilterPolicy> filter_policy_;
   std::unique_ptr<WritableFile> file_;
   std::unique_ptr<SegmentBuilder> builder_;
   bool finished_ = false;

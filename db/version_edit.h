@@ -6,7 +6,8 @@
 // documented in docs/manifest_format.md.
 // Thread-safety: VersionEdit requires external synchronization.
 // FileMetaData's persistent fields are immutable once the file is part of a
-// version; its counters are atomics updated by concurrent readers.
+// version; its counters are sharded per thread and updated by concurrent
+// readers.
 #ifndef BLOOMKV_DB_VERSION_EDIT_H_
 #define BLOOMKV_DB_VERSION_EDIT_H_
 
@@ -21,6 +22,7 @@
 #include "bloomkv/slice.h"
 #include "bloomkv/status.h"
 #include "table/internal_key.h"
+#include "util/sharded_counter.h"
 
 namespace bloomkv {
 
@@ -29,13 +31,16 @@ class SegmentReader;
 constexpr int kNumLevels = 7;
 
 // Filter outcomes of lookups that reached one segment, for its measured
-// false-positive rate.
-struct SegmentCounters {
-  std::atomic<uint64_t> lookups{0};  // passed the key-range check
-  std::atomic<uint64_t> filter_negatives{0};
-  std::atomic<uint64_t> filter_positives{0};
-  std::atomic<uint64_t> false_positives{0};  // positive, key not there
+// false-positive rate. Every Get bumps them, from any thread: sharded, so
+// that threads reading the same segment do not share a written line.
+enum SegmentCounter : size_t {
+  kSegmentLookups,  // passed the key-range check
+  kSegmentFilterNegatives,
+  kSegmentFilterPositives,
+  kSegmentFalsePositives,  // positive, key not there
+  kNumSegmentCounters
 };
+using SegmentCounters = ShardedCounters<kNumSegmentCounters>;
 
 struct FileMetaData {
   // Persistent, in the manifest.

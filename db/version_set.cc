@@ -146,7 +146,30 @@ Status VersionSet::Recover() {
       opener_(f.get());
     }
   }
+  if (reader.torn_tail()) {
+    s = CheckTornTailVersion(*v);
+    if (!s.ok()) {
+      return Status::Corruption(
+          manifest + " at offset " + std::to_string(reader.torn_tail_offset()),
+          "damaged last record, and the version before it is gone too (" +
+              s.ToString() + ")");
+    }
+  }
   Install(std::move(v));
+  return Status::OK();
+}
+
+Status VersionSet::CheckTornTailVersion(const Version& v) const {
+  for (int level = 0; level < kNumLevels; level++) {
+    for (const auto& f : v.files_[level]) {
+      if (f->reader == nullptr) return f->open_status;
+    }
+  }
+  // The log a version names is deleted only after a later edit is durable.
+  if (log_number_ != 0 &&
+      !env_->FileExists(LogFileName(dbname_, log_number_))) {
+    return Status::Corruption(LogFileName(dbname_, log_number_), "is missing");
+  }
   return Status::OK();
 }
 
@@ -169,10 +192,16 @@ Status VersionSet::WriteSnapshotManifest() {
   snapshot.EncodeTo(&record);
   s = writer->AddRecord(record);
   if (s.ok()) s = file->Sync();
-  if (s.ok()) s = SetCurrentFile(env_, dbname_, number);
   if (!s.ok()) {
     file->Close().PermitUncheckedError();
     env_->RemoveFile(fname).PermitUncheckedError();
+    return s;
+  }
+  s = SetCurrentFile(env_, dbname_, number);
+  if (!s.ok()) {
+    // CURRENT may name the new manifest already: keep it. The next Open
+    // recovers from whichever manifest CURRENT names; both are complete.
+    file->Close().PermitUncheckedError();
     return s;
   }
   if (manifest_file_ != nullptr) manifest_file_->Close().PermitUncheckedError();
@@ -184,6 +213,7 @@ Status VersionSet::WriteSnapshotManifest() {
 
 Status VersionSet::LogAndApply(VersionEdit* edit,
                                std::unique_lock<std::mutex>* lock) {
+  if (!manifest_error_.ok()) return manifest_error_;
   const uint64_t log_number = edit->has_log_number()
                                   ? std::max(log_number_, edit->log_number())
                                   : log_number_;
@@ -203,7 +233,13 @@ Status VersionSet::LogAndApply(VersionEdit* edit,
   s = manifest_log_->AddRecord(record);
   if (s.ok()) s = manifest_file_->Sync();
   lock->lock();
-  if (!s.ok()) return s;
+  if (!s.ok()) {
+    // The record may be in the file, whole or in part, and a next record
+    // would follow a torn one: the manifest takes no more edits. The next
+    // Open starts a fresh one.
+    manifest_error_ = s;
+    return s;
+  }
   log_number_ = log_number;
   Install(std::move(v));
   return Status::OK();

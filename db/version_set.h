@@ -13,6 +13,7 @@
 #ifndef BLOOMKV_DB_VERSION_SET_H_
 #define BLOOMKV_DB_VERSION_SET_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -59,6 +60,8 @@ class VersionSet {
 
   // Reads CURRENT and replays the manifest it names.
   // NotFound if there is no CURRENT; Corruption naming the file otherwise.
+  // A torn last record is dropped only when the version before it is whole;
+  // any other damage is Corruption. Deletes and writes nothing.
   Status Recover();
 
   // Starts a fresh manifest holding the whole current state and points
@@ -70,6 +73,8 @@ class VersionSet {
   // version as current. Fills in next file number and last sequence.
   // REQUIRES: *lock holds the DB mutex; it is released during IO and held
   // again on return. Only one thread at a time may call it.
+  // After a failed append or sync, whether the edit is in the manifest is
+  // unknown: that call and every later one return the error.
   Status LogAndApply(VersionEdit* edit, std::unique_lock<std::mutex>* lock);
 
   // REQUIRES: DB mutex held (for all below).
@@ -81,8 +86,14 @@ class VersionSet {
   }
   uint64_t log_number() const { return log_number_; }
   uint64_t manifest_number() const { return manifest_number_; }
-  SequenceNumber last_sequence() const { return last_sequence_; }
-  void SetLastSequence(SequenceNumber s) { last_sequence_ = s; }
+  // Readers also load it without the mutex: it is stored (release) only
+  // once the writes it covers are in the memtable.
+  SequenceNumber last_sequence() const {
+    return last_sequence_.load(std::memory_order_acquire);
+  }
+  void SetLastSequence(SequenceNumber s) {
+    last_sequence_.store(s, std::memory_order_release);
+  }
 
   // Adds the numbers of all segments in any live version (current, or
   // pinned by a reader or iterator) to *live.
@@ -94,6 +105,10 @@ class VersionSet {
   Status Apply(const Version& base, const VersionEdit& edit,
                std::shared_ptr<Version>* result) const;
   void Install(std::shared_ptr<Version> v);
+  // A damaged last manifest record is forgiven as a torn append only if the
+  // version before it is still whole: every segment opens and its log
+  // exists. Otherwise the edit was durable and the damage hides it.
+  Status CheckTornTailVersion(const Version& v) const;
 
   const std::string dbname_;
   Env* const env_;
@@ -102,10 +117,11 @@ class VersionSet {
   uint64_t next_file_number_ = 2;
   uint64_t manifest_number_ = 0;
   uint64_t log_number_ = 0;
-  SequenceNumber last_sequence_ = 0;
+  std::atomic<SequenceNumber> last_sequence_{0};
 
   std::unique_ptr<WritableFile> manifest_file_;
   std::unique_ptr<log::Writer> manifest_log_;
+  Status manifest_error_;  // sticky: set by a failed LogAndApply
 
   std::shared_ptr<const Version> current_;
   std::list<std::weak_ptr<const Version>> versions_;  // every version made

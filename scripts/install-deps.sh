@@ -18,6 +18,10 @@ fi
 if [[ "${BLOOMKV_WITH_LOAD:-0}" == 1 ]]; then
   packages+=(wrk curl)
 fi
+# clang's libFuzzer and sanitizer runtimes, for scripts/fuzz.sh.
+if [[ "${BLOOMKV_WITH_FUZZ:-0}" == 1 ]]; then
+  packages+=(clang libclang-rt-14-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -7,13 +7,26 @@
 # minutes in all on 2 cores). Not part of the test suite.
 #
 #   BLOOMKV_WITH_LOAD=1 scripts/install-deps.sh   # adds wrk
-#   scripts/shortlink-load.sh [N]
+#   scripts/shortlink-load.sh [--slow-clients S] [N]
+# --slow-clients S: S more connections, each sending a request one byte every
+# 2 s (reconnecting when the server times it out), run beside wrk; the
+# numbers show what slow clients cost everyone else.
 # Environment: DURATION (mixed run, default 20s), UNKNOWN_DURATION (10s),
-# THREADS (wrk threads, 2), CONNECTIONS (32), KEEP=1 keeps the work dir.
+# THREADS (wrk threads, 2), CONNECTIONS (32), KEEP=1 keeps the work dir,
+# SHORTLINKD=path runs that binary instead of building one (to compare
+# builds).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-links="${1:-1000000}"
+slow_clients=0
+args=()
+while (($#)); do
+  case "$1" in
+    --slow-clients) slow_clients="$2"; shift 2 ;;
+    *) args+=("$1"); shift ;;
+  esac
+done
+links="${args[0]:-1000000}"
 duration="${DURATION:-20s}"
 unknown_duration="${UNKNOWN_DURATION:-10s}"
 wrk_threads="${THREADS:-2}"
@@ -22,19 +35,42 @@ connections="${CONNECTIONS:-32}"
 command -v wrk >/dev/null || { echo "wrk missing: BLOOMKV_WITH_LOAD=1 scripts/install-deps.sh" >&2; exit 1; }
 command -v curl >/dev/null || { echo "curl missing" >&2; exit 1; }
 
-build=build/load
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DBLOOMKV_BUILD_TESTS=OFF \
-  -DBLOOMKV_BUILD_BENCH=OFF >/dev/null
-cmake --build "$build" -j2 --target shortlinkd >/dev/null
-bin="$build/tools/shortlinkd/shortlinkd"
+bin="${SHORTLINKD:-}"
+if [[ -z "$bin" ]]; then
+  build=build/load
+  cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DBLOOMKV_BUILD_TESTS=OFF \
+    -DBLOOMKV_BUILD_BENCH=OFF >/dev/null
+  cmake --build "$build" -j2 --target shortlinkd >/dev/null
+  bin="$build/tools/shortlinkd/shortlinkd"
+fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/shortlink-load.XXXXXX")"
 server_pid=""
+slow_pids=()
+stop_slow() {
+  ((${#slow_pids[@]})) && kill "${slow_pids[@]}" 2>/dev/null || true
+  slow_pids=()
+}
 cleanup() {
+  stop_slow
   if [[ -n "$server_pid" ]]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
   if [[ "${KEEP:-0}" != 1 ]]; then rm -rf "$work"; else echo "kept $work"; fi
 }
 trap cleanup EXIT
+
+# One slow client: a request sent a byte every 2 s, again after each close.
+slow_client() {
+  trap '' PIPE  # a closed socket fails the write instead of killing us
+  local request=$'POST /api/links HTTP/1.1\r\nHost: load\r\nContent-Type: application/json\r\n'
+  while true; do
+    exec 3<>"/dev/tcp/127.0.0.1/$port" || { sleep 1; continue; }
+    local i=0
+    while printf '%s' "${request:i%${#request}:1}" >&3 2>/dev/null; do
+      i=$((i + 1)); sleep 2
+    done
+    exec 3>&-
+  done
+}
 
 metrics() { curl -sf "http://127.0.0.1:$port/metrics"; }
 # value NAME < metrics-text: the sample whose name (and labels) is NAME.
@@ -63,7 +99,7 @@ run() {
 }
 
 echo "machine: $(nproc) cores, $(free -h | awk '/^Mem:/ { print $2 }') RAM, $(lscpu | sed -n 's/^Model name: *//p')"
-echo "links: $links; wrk -t$wrk_threads -c$connections, mixed runs $duration, unknown-only runs $unknown_duration"
+echo "links: $links; wrk -t$wrk_threads -c$connections, mixed runs $duration, unknown-only runs $unknown_duration, slow clients $slow_clients"
 for mode in on off; do
   bits=10; [[ "$mode" == off ]] && bits=0
   data="$work/data-$mode"
@@ -77,7 +113,13 @@ for mode in on off; do
   server_pid=$!
   for _ in $(seq 100); do [[ -s "$work/port" ]] && break; sleep 0.1; done
   port="$(cat "$work/port")"
+  for ((i = 0; i < slow_clients; i++)); do
+    slow_client 2>/dev/null &
+    slow_pids+=($!)
+  done
+  ((slow_clients)) && sleep 3  # let them connect and start trickling
   run "filt-$mode" "$duration" 0.5
   run "filt-$mode" "$unknown_duration" 0
+  stop_slow
   kill "$server_pid"; wait "$server_pid" || true; server_pid=""
 done

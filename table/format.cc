@@ -50,8 +50,30 @@ void BlockHandle::EncodeTo(std::string* dst) const {
   PutVarint64(dst, size);
 }
 
+namespace {
+// GetVarint64 (same rules: false if the varint is malformed, overflows or
+// runs past the end), inlined: point lookups decode a handle on every Get.
+inline bool ConsumeVarint64(Slice* input, uint64_t* v) {
+  const char* p = input->data();
+  const char* const limit = p + input->size();
+  uint64_t result = 0;
+  for (uint32_t shift = 0; shift <= 63 && p < limit; shift += 7) {
+    const uint64_t byte = static_cast<uint8_t>(*p++);
+    result |= (byte & 0x7f) << shift;
+    if (byte < 0x80) {
+      // The tenth byte may only carry the top bit of a 64-bit value.
+      if (shift == 63 && byte > 0x01) return false;
+      *v = result;
+      *input = Slice(p, static_cast<size_t>(limit - p));
+      return true;
+    }
+  }
+  return false;
+}
+}  // namespace
+
 bool BlockHandle::DecodeFrom(Slice* input) {
-  return GetVarint64(input, &offset) && GetVarint64(input, &size);
+  return ConsumeVarint64(input, &offset) && ConsumeVarint64(input, &size);
 }
 
 void Footer::EncodeTo(std::string* dst) const {

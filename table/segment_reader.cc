@@ -2,6 +2,7 @@
 #include "table/segment_reader.h"
 
 #include <algorithm>
+#include <cstring>
 #include <mutex>
 
 #include "bloomkv/env.h"
@@ -13,6 +14,37 @@
 #include "util/coding.h"
 
 namespace bloomkv {
+
+namespace {
+// The internal key a point lookup seeks to, built on the stack for user keys
+// of up to kInlineSize bytes (on the heap beyond).
+class LookupKey {
+ public:
+  static constexpr size_t kInlineSize = 128;
+
+  LookupKey(const Slice& user_key, SequenceNumber snapshot) {
+    const size_t n = user_key.size() + kInternalKeyTrailerSize;
+    char* dst = buf_;
+    if (n > sizeof(buf_)) {
+      heap_.resize(n);
+      dst = heap_.data();
+    }
+    std::memcpy(dst, user_key.data(), user_key.size());
+    EncodeFixed64(dst + user_key.size(),
+                  PackSequenceAndType(snapshot, kValueTypeForSeek));
+    key_ = Slice(dst, n);
+  }
+  LookupKey(const LookupKey&) = delete;
+  LookupKey& operator=(const LookupKey&) = delete;
+
+  Slice key() const { return key_; }
+
+ private:
+  char buf_[kInlineSize];
+  std::string heap_;
+  Slice key_;
+};
+}  // namespace
 
 struct SegmentReader::Rep {
   SegmentReaderOptions options;
@@ -51,14 +83,12 @@ struct SegmentReader::Rep {
     Status s = CheckHandle(h, "data");
     if (!s.ok()) return s;
     Cache* cache = options.block_cache;
-    char key[16];
+    const CacheKey key{cache_id, h.offset};
     if (cache != nullptr) {
-      EncodeFixed64(key, cache_id);
-      EncodeFixed64(key + 8, h.offset);
-      std::shared_ptr<const void> v = cache->Lookup(Slice(key, sizeof(key)));
+      std::shared_ptr<const void> v = cache->Lookup(key);
       if (v != nullptr) {
         if (stats != nullptr) stats->cache_hits++;
-        *block = std::static_pointer_cast<const Block>(v);
+        *block = std::static_pointer_cast<const Block>(std::move(v));
         return Status::OK();
       }
       if (stats != nullptr) stats->cache_misses++;
@@ -78,7 +108,7 @@ struct SegmentReader::Rep {
       s = Block::Parse(std::move(contents), file_name, h.offset, block);
     if (!s.ok()) return s;
     if (insert) {
-      cache->Insert(Slice(key, sizeof(key)), *block,
+      cache->Insert(key, *block,
                     (*block)->size() + sizeof(Block) + file_name.size());
     }
     return Status::OK();
@@ -194,33 +224,35 @@ Status SegmentReader::Get(const SegmentReadOptions& options,
     return Status::OK();
   }
   *result = LookupResult::kNotFound;
-  const std::string lookup = MakeInternalKey(
-      user_key, std::min(snapshot, kMaxSequenceNumber), kValueTypeForSeek);
+  const LookupKey lookup(user_key, std::min(snapshot, kMaxSequenceNumber));
 
   // The first block whose separator is >= lookup is the only one that can
   // hold the newest visible entry: keys after the block's last key and up to
   // its separator are absent from the segment (see segment_builder.cc).
-  BlockIter index_iter(r->index_block.get());
-  index_iter.Seek(lookup);
-  if (!index_iter.Valid()) return index_iter.status();
+  BlockKeyBuffer key_buf;
+  Slice key, index_value;
+  bool found;
+  Status s =
+      r->index_block->Find(lookup.key(), &key_buf, &key, &index_value, &found);
+  if (!s.ok() || !found) return s;
   BlockHandle handle;
-  Status s = r->DecodeIndexValue(index_iter.value(), *r->index_block, &handle);
+  s = r->DecodeIndexValue(index_value, *r->index_block, &handle);
   if (!s.ok()) return s;
   std::shared_ptr<const Block> block;
   s = r->ReadDataBlock(options, handle, stats, &block);
   if (!s.ok()) return s;
 
-  BlockIter it(block.get());
-  it.Seek(lookup);
-  if (!it.Valid()) return it.status();
+  Slice entry_value;
+  s = block->Find(lookup.key(), &key_buf, &key, &entry_value, &found);
+  if (!s.ok() || !found) return s;
   ParsedInternalKey parsed;
-  if (!ParseInternalKey(it.key(), &parsed)) {
+  if (!ParseInternalKey(key, &parsed)) {
     return CorruptionAt(r->file_name, "bad internal key in data block",
                         handle.offset);
   }
   if (parsed.user_key != user_key) return Status::OK();
   if (parsed.type == ValueType::kValue) {
-    value->assign(it.value().data(), it.value().size());
+    value->assign(entry_value.data(), entry_value.size());
     *result = LookupResult::kFound;
   } else {
     *result = LookupResult::kDeleted;

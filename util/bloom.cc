@@ -103,6 +103,13 @@ class BlockedBloomPolicy final : public FilterPolicy {
 
   double BitsPerKey() const override { return bits_per_key_; }
 
+  // The probe count and the line layout follow from bits_per_key, and the
+  // trailer records the probe count: filters of any size read the same way.
+  std::shared_ptr<const FilterPolicy> Resized(
+      double bits_per_key) const override {
+    return NewBloomFilterPolicy(bits_per_key);
+  }
+
   double TheoreticalFpRate(const Slice& filter,
                            uint64_t num_keys) const override {
     FilterView view;

@@ -1,38 +1,72 @@
 // Sharded LRU cache; see cache.h.
 //
-// Each shard is an intrusive LRU list plus a hash map from key to list node,
-// guarded by the shard's own mutex, so readers of different blocks rarely
-// contend.
+// Each shard is a hash map from key to entry, the entries linked into an LRU
+// list through the map nodes, guarded by the shard's own mutex, so readers
+// of different blocks rarely contend.
+// The key's hash picks the shard (high bits) and the map bucket (low bits).
 #include "util/cache.h"
 
-#include <list>
 #include <mutex>
-#include <string>
 #include <unordered_map>
 
-#include "util/hash.h"
 #include "util/thread_annotations.h"
 
 namespace bloomkv {
 
+namespace {
+// Mixes both halves of the key so that neighbouring offsets and ids spread
+// over shards and buckets (multiply-xorshift, as in splitmix64's finalizer).
+uint64_t HashCacheKey(const CacheKey& key) {
+  uint64_t h = key.id * 0x9e3779b97f4a7c15ull ^ key.offset;
+  h ^= h >> 32;
+  h *= 0xd6e8feb86659fd93ull;
+  h ^= h >> 32;
+  return h;
+}
+
+struct CacheKeyHash {
+  size_t operator()(const CacheKey& key) const {
+    return static_cast<size_t>(HashCacheKey(key));
+  }
+};
+}  // namespace
+
 struct Cache::Shard {
+  // Lives inside its hash map node (whose address never changes), linked
+  // into the shard's LRU list: a hit touches one node, not a map node plus a
+  // separate list node.
   struct Entry {
-    std::string key;
+    CacheKey key;
     std::shared_ptr<const void> value;
-    size_t charge;
+    size_t charge = 0;
+    Entry* prev = nullptr;
+    Entry* next = nullptr;
   };
+
+  Shard() { lru.prev = lru.next = &lru; }
 
   std::mutex mu;
   size_t capacity = 0;
   size_t usage GUARDED_BY(mu) = 0;
-  std::list<Entry> lru GUARDED_BY(mu);  // front = most recent
-  std::unordered_map<std::string_view, std::list<Entry>::iterator> index
-      GUARDED_BY(mu);  // views into lru keys
+  // Sentinel of the circular LRU list: lru.next is the most recent entry,
+  // lru.prev the least recent.
+  Entry lru GUARDED_BY(mu);
+  std::unordered_map<CacheKey, Entry, CacheKeyHash> index GUARDED_BY(mu);
 
-  void EraseLocked(std::list<Entry>::iterator it) REQUIRES(mu) {
-    usage -= it->charge;
-    index.erase(std::string_view(it->key));
-    lru.erase(it);
+  static void Unlink(Entry* e) {
+    e->prev->next = e->next;
+    e->next->prev = e->prev;
+  }
+  void LinkFront(Entry* e) REQUIRES(mu) {
+    e->next = lru.next;
+    e->prev = &lru;
+    lru.next->prev = e;
+    lru.next = e;
+  }
+  void EraseLocked(Entry* e) REQUIRES(mu) {
+    usage -= e->charge;
+    Unlink(e);
+    index.erase(e->key);  // destroys *e
   }
 };
 
@@ -59,39 +93,57 @@ Cache::Cache(size_t capacity, int num_shard_bits)
 Cache::~Cache() = default;
 
 namespace {
-size_t ShardIndex(const Slice& key, int bits) {
+size_t ShardIndex(const CacheKey& key, int bits) {
   if (bits == 0) return 0;
-  return static_cast<size_t>(KeyHash(key) >> (64 - bits));
+  return static_cast<size_t>(HashCacheKey(key) >> (64 - bits));
 }
 }  // namespace
 
-void Cache::Insert(const Slice& key, std::shared_ptr<const void> value,
+void Cache::Insert(const CacheKey& key, std::shared_ptr<const void> value,
                    size_t charge) {
   Shard& s = shards_[ShardIndex(key, shard_bits_)];
   std::lock_guard<std::mutex> guard(s.mu);
-  auto found = s.index.find(key.view());
-  if (found != s.index.end()) s.EraseLocked(found->second);
+  auto found = s.index.find(key);
+  if (found != s.index.end()) s.EraseLocked(&found->second);
   if (charge > s.capacity) return;
-  s.lru.push_front(Shard::Entry{key.ToString(), std::move(value), charge});
-  s.index.emplace(std::string_view(s.lru.front().key), s.lru.begin());
+  Shard::Entry* e = &s.index[key];
+  e->key = key;
+  e->value = std::move(value);
+  e->charge = charge;
+  s.LinkFront(e);
   s.usage += charge;
-  while (s.usage > s.capacity) s.EraseLocked(std::prev(s.lru.end()));
+  while (s.usage > s.capacity) s.EraseLocked(s.lru.prev);
 }
 
-std::shared_ptr<const void> Cache::Lookup(const Slice& key) {
+std::shared_ptr<const void> Cache::Lookup(const CacheKey& key) {
   Shard& s = shards_[ShardIndex(key, shard_bits_)];
   std::lock_guard<std::mutex> guard(s.mu);
-  auto found = s.index.find(key.view());
+  auto found = s.index.find(key);
   if (found == s.index.end()) return nullptr;
-  s.lru.splice(s.lru.begin(), s.lru, found->second);
-  return found->second->value;
+  Shard::Entry* e = &found->second;
+  Shard::Unlink(e);
+  s.LinkFront(e);
+  return e->value;
 }
 
-void Cache::Erase(const Slice& key) {
+void Cache::Erase(const CacheKey& key) {
   Shard& s = shards_[ShardIndex(key, shard_bits_)];
   std::lock_guard<std::mutex> guard(s.mu);
-  auto found = s.index.find(key.view());
-  if (found != s.index.end()) s.EraseLocked(found->second);
+  auto found = s.index.find(key);
+  if (found != s.index.end()) s.EraseLocked(&found->second);
+}
+
+void Cache::EraseId(uint64_t id) {
+  const size_t n = size_t{1} << shard_bits_;
+  for (size_t i = 0; i < n; i++) {
+    Shard& s = shards_[i];
+    std::lock_guard<std::mutex> guard(s.mu);
+    for (Shard::Entry* e = s.lru.next; e != &s.lru;) {
+      Shard::Entry* next = e->next;
+      if (e->key.id == id) s.EraseLocked(e);
+      e = next;
+    }
+  }
 }
 
 uint64_t Cache::NewId() {

@@ -1,8 +1,10 @@
 // Cache: a sharded LRU cache of immutable objects, charged in bytes.
 //
-// Used as the block cache: keys are a segment's cache id plus a block offset,
-// values are uncompressed blocks. Values are shared_ptr, so an entry evicted
-// while a reader still holds it stays alive until the reader lets go.
+// Used as the block cache: keys are a segment's cache id plus a block offset
+// (a fixed-size CacheKey, hashed with a few multiplications: a lookup
+// allocates nothing), values are uncompressed blocks. Values are shared_ptr,
+// so an entry evicted while a reader still holds it stays alive until the
+// reader lets go.
 // Thread-safety: thread-safe; each shard has its own mutex.
 #ifndef BLOOMKV_UTIL_CACHE_H_
 #define BLOOMKV_UTIL_CACHE_H_
@@ -12,9 +14,16 @@
 #include <cstdint>
 #include <memory>
 
-#include "bloomkv/slice.h"
-
 namespace bloomkv {
+
+// Names one cached object: the id of its owner (from Cache::NewId, one per
+// open file) and its offset within the owner.
+struct CacheKey {
+  uint64_t id = 0;
+  uint64_t offset = 0;
+
+  bool operator==(const CacheKey&) const = default;
+};
 
 class Cache {
  public:
@@ -27,11 +36,15 @@ class Cache {
 
   // Inserts or replaces the entry for key. An entry whose charge exceeds a
   // shard's capacity is not kept.
-  void Insert(const Slice& key, std::shared_ptr<const void> value,
+  void Insert(const CacheKey& key, std::shared_ptr<const void> value,
               size_t charge);
   // The value for key (and marks it most recently used), or nullptr.
-  std::shared_ptr<const void> Lookup(const Slice& key);
-  void Erase(const Slice& key);
+  std::shared_ptr<const void> Lookup(const CacheKey& key);
+  void Erase(const CacheKey& key);
+  // Erases every entry whose key has this id (all blocks of one file).
+  // Walks every entry of the cache: for when a file goes away, not for hot
+  // paths.
+  void EraseId(uint64_t id);
 
   // A process-unique id, for building keys that never collide across
   // the users of one cache.

@@ -20,6 +20,10 @@ Status Env::NewLogger(const std::string& fname,
   return s;
 }
 
+Status Env::LinkFile(const std::string& src, const std::string&) {
+  return Status::NotSupported(src, "this Env cannot make hard links");
+}
+
 Status ReadFileToString(Env* env, const std::string& fname, std::string* data) {
   data->clear();
   std::unique_ptr<SequentialFile> file;

@@ -328,6 +328,13 @@ class PosixEnv final : public Env {
     return Status::OK();
   }
 
+  Status LinkFile(const std::string& src, const std::string& target) override {
+    if (::link(src.c_str(), target.c_str()) != 0) {
+      return PosixError(src + " -> " + target, errno);
+    }
+    return Status::OK();
+  }
+
   Status SyncDir(const std::string& dirname) override {
     int fd = ::open(dirname.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return PosixError(dirname, errno);

@@ -5,4 +5,8 @@ namespace bloomkv {
 
 FilterPolicy::~FilterPolicy() = default;
 
+std::shared_ptr<const FilterPolicy> FilterPolicy::Resized(double) const {
+  return nullptr;
+}
+
 }  // namespace bloomkv

@@ -7,8 +7,12 @@
 //
 //   kvbench --num=1000000 --benchmarks=fill,mixed --compare
 //   kvbench --fp_sweep=1,2,4,6,8,10,12,16 --benchmarks=none
+//   kvbench --threads=1,2 --benchmarks=fill,readhit,readhit,readmiss
 //
-// Thread-safety: main drives everything; phases use --threads workers.
+// Thread-safety: main drives everything; phases use --threads workers. With
+// a list of thread counts, each lookup phase runs once per count, back to
+// back on the same store, so their ratio is measured under the same
+// conditions; write phases use the first count.
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <cstdio>
@@ -36,7 +40,7 @@ struct Flags {
   uint64_t deletes = 0;
   uint64_t scans = 10000;
   uint64_t scan_length = 100;
-  int threads = 1;
+  std::vector<int> threads = {1};
   double bits_per_key = 10;
   std::string filter = "on";
   bool compare = false;
@@ -79,6 +83,12 @@ std::string Join(const std::vector<std::string>& v) {
   return s;
 }
 
+std::string JoinInts(const std::vector<int>& v) {
+  std::vector<std::string> s;
+  for (int x : v) s.push_back(std::to_string(x));
+  return Join(s);
+}
+
 // Fills a fresh store of `engine` in `dir` and runs every phase.
 RunResult RunOne(const std::string& engine_name, double bits_per_key,
                  const Flags& flags, const std::vector<std::string>& phases,
@@ -109,7 +119,7 @@ RunResult RunOne(const std::string& engine_name, double bits_per_key,
   wc.deletes = flags.deletes;
   wc.scans = flags.scans;
   wc.scan_length = flags.scan_length;
-  wc.threads = flags.threads;
+  wc.threads = flags.threads.front();
   wc.miss_ratio = flags.miss_ratio;
   wc.zipf = flags.zipf;
   wc.seed = flags.seed;
@@ -130,12 +140,18 @@ RunResult RunOne(const std::string& engine_name, double bits_per_key,
       s = settle();
       if (!s.ok()) break;
     }
-    PhaseResult p;
-    s = workload.RunPhase(phase, engine.get(), &p);
-    std::fprintf(stderr, "  %-8s %-7s %-9s %9.0f ops/s  (%.2f s)\n",
-                 engine_name.c_str(), bits_per_key > 0 ? "filters" : "none",
-                 phase.c_str(), p.ops_per_sec(), p.seconds);
-    r.phases.push_back(std::move(p));
+    const std::vector<int> counts =
+        IsWritePhase(phase) ? std::vector<int>{flags.threads.front()}
+                            : flags.threads;
+    for (int threads : counts) {
+      PhaseResult p;
+      s = workload.RunPhase(phase, engine.get(), &p, threads);
+      std::fprintf(stderr, "  %-8s %-7s %-9s %3d thr %9.0f ops/s  (%.2f s)\n",
+                   engine_name.c_str(), bits_per_key > 0 ? "filters" : "none",
+                   phase.c_str(), p.threads, p.ops_per_sec(), p.seconds);
+      r.phases.push_back(std::move(p));
+      if (!s.ok()) break;
+    }
     if (!s.ok()) break;
     if (IsWritePhase(phase)) dirty = true;
   }
@@ -213,7 +229,10 @@ int Main(int argc, char** argv) {
   app.add_option("--deletes", flags.deletes, "deletes (0: --num / 10)");
   app.add_option("--scans", flags.scans, "range scans");
   app.add_option("--scan_length", flags.scan_length, "entries per scan");
-  app.add_option("--threads", flags.threads, "client threads")
+  app.add_option("--threads", flags.threads,
+                 "client threads, or a list (1,2): each lookup phase runs "
+                 "once per count")
+      ->delimiter(',')
       ->check(CLI::Range(1, 256));
   app.add_option("--bits_per_key", flags.bits_per_key,
                  "filter bits per key (0: no filter)")
@@ -330,7 +349,7 @@ int Main(int argc, char** argv) {
   }
   context.flags = {{"num", std::to_string(flags.num)},
                    {"reads", std::to_string(flags.reads)},
-                   {"threads", std::to_string(flags.threads)},
+                   {"threads", JoinInts(flags.threads)},
                    {"bits_per_key", std::to_string(flags.bits_per_key)},
                    {"filter", flags.compare ? "compare" : flags.filter},
                    {"engines", Join(engines)},
@@ -346,14 +365,14 @@ int Main(int argc, char** argv) {
 
   std::printf(
       "kvbench: %llu entries, 7-char base62 codes, URLs %zu-%zu bytes, "
-      "%d thread(s), block cache %zu MiB, write buffer %zu MiB, seed %llu\n"
+      "%s thread(s), block cache %zu MiB, write buffer %zu MiB, seed %llu\n"
       "mixed = %.0f%% never-issued codes + Zipf(%.2f) over real ones; "
       "benchmarks %s; engines %s; stores in %s\n\n",
       static_cast<unsigned long long>(flags.num), flags.value_min,
-      flags.value_max, flags.threads, flags.cache_mb, flags.write_buffer_mb,
-      static_cast<unsigned long long>(flags.seed), flags.miss_ratio * 100,
-      flags.zipf, flags.benchmarks.c_str(), Join(engines).c_str(),
-      base.c_str());
+      flags.value_max, JoinInts(flags.threads).c_str(), flags.cache_mb,
+      flags.write_buffer_mb, static_cast<unsigned long long>(flags.seed),
+      flags.miss_ratio * 100, flags.zipf, flags.benchmarks.c_str(),
+      Join(engines).c_str(), base.c_str());
   std::fflush(stdout);
 
   int rc = 0;
@@ -391,6 +410,7 @@ int Main(int argc, char** argv) {
 
   if (!runs.empty()) {
     PrintTable(stdout, runs);
+    PrintThreadScaling(stdout, runs);
     PrintComparison(stdout, runs);
   }
   PrintSweep(stdout, sweep);

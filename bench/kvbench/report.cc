@@ -1,16 +1,16 @@
 // Report: table, comparison, JSON and gnuplot output.
 #include "bench/kvbench/report.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace bloomkv::bench {
 namespace {
@@ -126,6 +126,12 @@ std::string ReadFirstLine(const char* path, const char* prefix) {
   return "";
 }
 
+// The phase's name, with its thread count when it ran on several.
+std::string PhaseLabel(const PhaseResult& p) {
+  return p.threads > 1 ? p.name + "/" + std::to_string(p.threads) + "t"
+                       : p.name;
+}
+
 }  // namespace
 
 const PhaseResult* RunResult::Phase(const std::string& name) const {
@@ -167,7 +173,7 @@ PhaseFigures Figures(const PhaseResult& p) {
 
 void PrintTable(FILE* out, const std::vector<RunResult>& runs) {
   std::fprintf(out,
-               "%-8s %-7s %-9s %9s %9s %8s %8s %9s %6s %6s %6s %7s %8s "
+               "%-8s %-7s %-11s %9s %9s %8s %8s %9s %6s %6s %6s %7s %8s "
                "%7s\n",
                "engine", "filter", "phase", "ops", "Kops/s", "p50 us", "p99 us",
                "p99.9 us", "seg/op", "neg/op", "fp/op", "blk/op", "B/op",
@@ -178,9 +184,9 @@ void PrintTable(FILE* out, const std::vector<RunResult>& runs) {
       const bool lookups = p.is_read();
       std::fprintf(
           out,
-          "%-8s %-7s %-9s %9llu %9.1f %8.2f %8.2f %9.2f %6s %6s %6s %7.3f "
+          "%-8s %-7s %-11s %9llu %9.1f %8.2f %8.2f %9.2f %6s %6s %6s %7.3f "
           "%8.1f %7.3f\n",
-          r.engine.c_str(), FilterLabel(r).c_str(), p.name.c_str(),
+          r.engine.c_str(), FilterLabel(r).c_str(), PhaseLabel(p).c_str(),
           static_cast<unsigned long long>(p.ops), p.ops_per_sec() / 1000,
           p.latency_ns.Percentile(50) / 1000,
           p.latency_ns.Percentile(99) / 1000,
@@ -232,14 +238,53 @@ void PrintTable(FILE* out, const std::vector<RunResult>& runs) {
       const PhaseFigures f = Figures(p);
       std::fprintf(
           out,
-          "  %-9s found %llu, not found %llu, verify errors %llu; reads at "
+          "  %-11s found %llu, not found %llu, verify errors %llu; reads at "
           "the Env %.0f (%.1f MiB) vs engine blocks %.0f; rchar %.1f MiB, "
           "storage read_bytes %.1f MiB\n",
-          p.name.c_str(), static_cast<unsigned long long>(p.found),
+          PhaseLabel(p).c_str(), static_cast<unsigned long long>(p.found),
           static_cast<unsigned long long>(p.not_found),
           static_cast<unsigned long long>(p.verify_errors), f.env_reads * p.ops,
           f.env_bytes * p.ops / 1048576.0, f.blocks_read * p.ops,
           f.rchar / 1048576.0, f.read_bytes / 1048576.0);
+    }
+  }
+}
+
+void PrintThreadScaling(FILE* out, const std::vector<RunResult>& runs) {
+  bool header = false;
+  for (const RunResult& r : runs) {
+    for (const char* name : kReadPhases) {
+      // The last run of each thread count: with a phase listed twice, the
+      // second one measures a warm cache.
+      std::vector<const PhaseResult*> by_count;
+      for (const PhaseResult& p : r.phases) {
+        if (p.name != name) continue;
+        auto same =
+            std::find_if(by_count.begin(), by_count.end(),
+                         [&](auto* q) { return q->threads == p.threads; });
+        if (same != by_count.end()) {
+          *same = &p;
+        } else {
+          by_count.push_back(&p);
+        }
+      }
+      if (by_count.size() < 2) continue;
+      if (!header) {
+        std::fprintf(out,
+                     "\nthread scaling (lookups/s and its ratio to the "
+                     "first thread count; lookups per CPU second of the "
+                     "client threads, which other load does not lower):\n");
+        header = true;
+      }
+      std::fprintf(out, "  %-8s %-7s %-9s", r.engine.c_str(),
+                   FilterLabel(r).c_str(), name);
+      const double base = by_count.front()->ops_per_sec();
+      for (const PhaseResult* p : by_count) {
+        std::fprintf(out, "  %d thr %9.0f (x%.2f, %9.0f/cpu-s)", p->threads,
+                     p->ops_per_sec(), base > 0 ? p->ops_per_sec() / base : 0,
+                     p->ops_per_cpu_sec());
+      }
+      std::fprintf(out, "\n");
     }
   }
 }
@@ -359,8 +404,10 @@ Status WriteJson(const std::string& path, const ReportContext& context,
       const PhaseFigures f = Figures(p);
       j.BeginObject();
       j.Field("name", p.name);
+      j.Field("threads", p.threads);
       j.Field("ops", p.ops);
       j.Field("seconds", p.seconds);
+      j.Field("cpu_seconds", p.cpu_seconds);
       j.Field("ops_per_sec", p.ops_per_sec());
       j.Key("latency_us");
       j.BeginObject();

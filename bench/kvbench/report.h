@@ -74,6 +74,8 @@ struct PhaseFigures {
 PhaseFigures Figures(const PhaseResult& p);
 
 void PrintTable(FILE* out, const std::vector<RunResult>& runs);
+// Lookups/s per thread count, per lookup phase that ran with several.
+void PrintThreadScaling(FILE* out, const std::vector<RunResult>& runs);
 // Filters on vs off, per engine that ran both.
 void PrintComparison(FILE* out, const std::vector<RunResult>& runs);
 void PrintSweep(FILE* out, const std::vector<SweepPoint>& sweep);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <thread>
@@ -19,6 +20,15 @@ uint64_t NowNanos() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+// CPU time of the calling thread: unlike wall time, it does not grow when
+// other processes take the cores, so ops per CPU second shows whether
+// threads slow each other down.
+uint64_t ThreadCpuNanos() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return uint64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 uint64_t PhaseSeed(uint64_t seed, const std::string& phase, int thread) {
@@ -44,6 +54,7 @@ struct Workload::ThreadState {
   std::unique_ptr<ZipfGenerator> zipf;
   Histogram latency_ns;
   uint64_t found = 0, not_found = 0, verify_errors = 0, user_bytes = 0;
+  uint64_t cpu_ns = 0;
   Status status;
   std::string value;
   // Lookup phases: the probes (code, index of an issued code or -1), their
@@ -126,6 +137,13 @@ void Workload::VerifyLookups(ThreadState* st) {
 
 void Workload::RunThread(const std::string& phase, Engine* engine, int thread,
                          uint64_t ops, ThreadState* st) {
+  const uint64_t cpu_start = ThreadCpuNanos();
+  RunOps(phase, engine, thread, ops, st);
+  st->cpu_ns = ThreadCpuNanos() - cpu_start;
+}
+
+void Workload::RunOps(const std::string& phase, Engine* engine, int thread,
+                      uint64_t ops, ThreadState* st) {
   const uint64_t num = codes_.size();
   const uint64_t threads = static_cast<uint64_t>(config_.threads);
   // Writers of existing codes own the indices i with i % threads == thread,
@@ -189,7 +207,7 @@ void Workload::RunThread(const std::string& phase, Engine* engine, int thread,
 }
 
 Status Workload::RunPhase(const std::string& name, Engine* engine,
-                          PhaseResult* result) {
+                          PhaseResult* result, int threads) {
   if (!IsKnownPhase(name)) {
     return Status::InvalidArgument("unknown benchmark: ", name);
   }
@@ -200,7 +218,8 @@ Status Workload::RunPhase(const std::string& name, Engine* engine,
   if (name == "overwrite") ops = config_.writes ? config_.writes : num;
   if (name == "delete") ops = config_.deletes ? config_.deletes : num / 10;
   if (name == "scan") ops = config_.scans;
-  const int threads = std::max(1, config_.threads);
+  if (threads <= 0 || IsWritePhase(name)) threads = config_.threads;
+  threads = std::max(1, threads);
 
   std::vector<std::unique_ptr<ThreadState>> states;
   for (int t = 0; t < threads; t++) {
@@ -224,6 +243,7 @@ Status Workload::RunPhase(const std::string& name, Engine* engine,
 
   *result = PhaseResult();
   result->name = name;
+  result->threads = threads;
   result->before = engine->Counters();
   result->io_before = ReadProcIo();
   const uint64_t start = NowNanos();
@@ -246,6 +266,7 @@ Status Workload::RunPhase(const std::string& name, Engine* engine,
   for (const auto& st : states) {
     if (IsLookupPhase(name)) VerifyLookups(st.get());
     result->latency_ns.Merge(st->latency_ns);
+    result->cpu_seconds += st->cpu_ns / 1e9;
     result->found += st->found;
     result->not_found += st->not_found;
     result->verify_errors += st->verify_errors;

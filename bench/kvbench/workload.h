@@ -31,7 +31,7 @@ struct WorkloadConfig {
   uint64_t deletes = 0;        // delete operations; 0: num / 10
   uint64_t scans = 10000;      // range scans
   uint64_t scan_length = 100;  // entries per scan
-  int threads = 1;
+  int threads = 1;  // write phases; lookup phases may be given their own
   double miss_ratio = 0.5;  // mixed: share of never-issued codes
   double zipf = 0.99;       // mixed: popularity exponent of real codes
   uint64_t seed = 301;
@@ -41,15 +41,20 @@ struct PhaseResult {
   std::string name;
   uint64_t ops = 0;
   double seconds = 0;
+  double cpu_seconds = 0;  // CPU time of the client threads, summed
   Histogram latency_ns;
   uint64_t found = 0;      // lookups that found their key
   uint64_t not_found = 0;  // lookups that did not
   uint64_t verify_errors = 0;
+  int threads = 1;          // client threads that ran the phase
   uint64_t user_bytes = 0;  // key + value bytes written by the phase
   EngineCounters before, after;
   ProcIo io_before, io_after;
 
   double ops_per_sec() const { return seconds > 0 ? ops / seconds : 0; }
+  double ops_per_cpu_sec() const {
+    return cpu_seconds > 0 ? ops / cpu_seconds : 0;
+  }
   bool is_read() const {
     return name == "readhit" || name == "readmiss" || name == "mixed";
   }
@@ -68,9 +73,12 @@ class Workload {
   Workload(const Workload&) = delete;
   Workload& operator=(const Workload&) = delete;
 
-  // Runs phase `name` on engine. The engine must have been filled by this
-  // Workload's "fill" for reads to be verified.
-  Status RunPhase(const std::string& name, Engine* engine, PhaseResult* result);
+  // Runs phase `name` on engine with `threads` client threads (0: the
+  // configured number). The engine must have been filled by this Workload's
+  // "fill" for reads to be verified. Write phases always use the configured
+  // number, which partitions the codes between writers.
+  Status RunPhase(const std::string& name, Engine* engine, PhaseResult* result,
+                  int threads = 0);
 
   uint64_t user_bytes_written() const { return user_bytes_written_; }
 
@@ -83,6 +91,8 @@ class Workload {
 
   void RunThread(const std::string& phase, Engine* engine, int thread,
                  uint64_t ops, ThreadState* state);
+  void RunOps(const std::string& phase, Engine* engine, int thread,
+              uint64_t ops, ThreadState* state);
   // Lookup phases run in three steps, so that the phase's wall time (and so
   // its lookups/s) measures the engine, not the benchmark: draw every probe
   // first, then time the lookups back to back, then verify what they found.

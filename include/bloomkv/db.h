@@ -81,6 +81,12 @@ class DB {
   // Writes the memtable to a new segment and waits until it is durable.
   virtual Status Flush() = 0;
 
+  // Makes every write acknowledged so far durable (fsyncs the write-ahead
+  // log), like a Write with WriteOptions::sync and an empty batch. Useful
+  // after a run of non-synced writes. An error here is sticky, as for a
+  // failed synced write: later writes return it until the DB is reopened.
+  virtual Status SyncWAL() = 0;
+
   // Compacts every segment holding keys in the user-key range
   // [*begin, *end] down to the deepest level that holds data, dropping
   // overwritten values, tombstones and (with a compaction filter) filtered
@@ -94,8 +100,10 @@ class DB {
   //   "bloomkv.segments"  one line per segment: level, number, entries,
   //                       size, filter bits per key, filter outcomes,
   //                       measured and theoretical false-positive rates
-  //   "bloomkv.levels"    one line per level: segments, bytes, target
-  //                       size, compaction score
+  //   "bloomkv.levels"    one line per level: segments, entries, bytes,
+  //                       target size, compaction score, filter bits per
+  //                       key and the false-positive rate a lookup of an
+  //                       absent key pays at that level
   //   "bloomkv.num-files-at-level<N>"
   //   "bloomkv.approximate-memory-usage"
   // False if the property is unknown.

@@ -136,6 +136,10 @@ class Env {
   // Atomically replaces target (if any) with src.
   virtual Status RenameFile(const std::string& src,
                             const std::string& target) = 0;
+  // Makes target a second name (hard link) of the existing file src.
+  // NotSupported when the Env has no links (the default); an IOError when
+  // the filesystem refuses, e.g. across devices. Callers fall back to a copy.
+  virtual Status LinkFile(const std::string& src, const std::string& target);
   // fsyncs a directory so that entries created, renamed or removed in it
   // survive a crash.
   virtual Status SyncDir(const std::string& dirname) = 0;
@@ -199,6 +203,9 @@ class EnvWrapper : public Env {
   }
   Status RenameFile(const std::string& s, const std::string& t) override {
     return target_->RenameFile(s, t);
+  }
+  Status LinkFile(const std::string& s, const std::string& t) override {
+    return target_->LinkFile(s, t);
   }
   Status SyncDir(const std::string& d) override { return target_->SyncDir(d); }
   bool IsDirectory(const std::string& d) override {

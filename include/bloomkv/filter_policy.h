@@ -45,6 +45,13 @@ class FilterPolicy {
   // num_keys distinct keys; 1.0 if the filter cannot be parsed.
   virtual double TheoreticalFpRate(const Slice& filter,
                                    uint64_t num_keys) const = 0;
+
+  // The same encoding (same Name(), readable by this policy) sized for
+  // bits_per_key instead, or nullptr if the policy has no such knob. Used
+  // when Options::filter_allocation gives each level its own bits per key.
+  // Default: nullptr.
+  virtual std::shared_ptr<const FilterPolicy> Resized(
+      double bits_per_key) const;
 };
 
 // The built-in cache-line-blocked bloom filter: every probe of one key falls

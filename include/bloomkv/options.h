@@ -26,6 +26,22 @@ enum class CompressionType : uint8_t {
   kLZ4 = 1,
 };
 
+// How filter memory is spread over the segments. Never change the values:
+// they may be stored in configuration files.
+enum class FilterAllocation : uint8_t {
+  // Every segment's filter gets filter_policy's bits per key.
+  kUniform = 0,
+  // filter_policy's bits per key is the average over all segments (the same
+  // total filter memory as kUniform), redistributed so that the expected
+  // number of false positives per lookup of an absent key, summed over every
+  // segment the lookup probes, is smallest: level-0 segments and small
+  // levels, which every lookup probes but which hold few keys, get more bits
+  // per key; the deepest level, which holds most keys, slightly fewer (about
+  // 4.8 bits per key more for each level 10x smaller). See
+  // docs/filters.md.
+  kMinimizeFalsePositives = 1,
+};
+
 struct Options {
   // Create the database if `path` holds none. Default: false.
   bool create_if_missing = false;
@@ -53,13 +69,26 @@ struct Options {
   std::shared_ptr<const FilterPolicy> filter_policy =
       NewBloomFilterPolicy(10.0);
 
+  // How the filter memory is spread over levels. kMinimizeFalsePositives
+  // needs a policy that can be resized (FilterPolicy::Resized; the built-in
+  // bloom filter can); for any other policy it acts as kUniform. Existing
+  // segments keep their filters; new ones follow the setting.
+  // Default: kUniform.
+  FilterAllocation filter_allocation = FilterAllocation::kUniform;
+
   // Bytes of uncompressed data blocks kept in the sharded LRU block cache;
   // 0 disables the cache. Default: 8 MiB.
   size_t block_cache_capacity = 8 << 20;
 
   // Verify more aggressively: every block read is checksummed, and on Open a
   // corrupt write-ahead log record that is not the torn tail of the last log
-  // fails with Corruption instead of being skipped. Default: true.
+  // fails with Corruption instead of being skipped (a damaged end of an
+  // older log included), as do a missing log that the manifest needs and a
+  // segment the manifest lists that is missing or cannot be opened. Set it
+  // to false only to salvage a damaged database: Open then skips damaged log
+  // records and goes on with unreadable segments (reported on stderr);
+  // reads that need such a segment fail with Corruption, never NotFound.
+  // Default: true.
   bool paranoid_checks = true;
 
   // File-system interface for all IO. Default: Env::Default().

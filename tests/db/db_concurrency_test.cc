@@ -1,11 +1,21 @@
-// Concurrency: readers and writers share one DB while flushes run. Built
-// with -DBLOOMKV_SANITIZE=thread this is the ThreadSanitizer check.
+// Concurrency: readers and writers share one DB while flushes and
+// compactions install new read views; the read-view cache on its own; and
+// the exactness of the sharded statistics. Built with
+// -DBLOOMKV_SANITIZE=thread this is the ThreadSanitizer check.
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "bloomkv/db.h"
+#include "db/filename.h"
+#include "db/read_view.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
 
@@ -94,6 +104,325 @@ TEST(ConcurrencyTest, ReadersSeeEveryPublishedWriteWhileFlushesRun) {
       Status s = db->Get(ReadOptions(), Key(w, n), &v);
       ASSERT_EQ(n % 3 == 0, s.IsNotFound()) << Key(w, n);
     }
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Consistency while views change
+
+// Each key belongs to one writer, which writes versions 0, 1, 2, ... of it;
+// the value names the version, padded so that memtables fill quickly.
+std::string VersionedValue(uint64_t version) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%010llu|",
+                static_cast<unsigned long long>(version));
+  return buf + std::string(100, 'p');
+}
+uint64_t VersionOf(const std::string& value) {
+  return std::stoull(value.substr(0, 10));
+}
+std::string OwnedKey(int key) { return "key" + std::to_string(key); }
+
+// The segment files in dir, by number.
+std::set<uint64_t> SegmentFilesIn(const std::string& dir) {
+  std::set<uint64_t> numbers;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    uint64_t number;
+    FileType type;
+    if (ParseFileName(e.path().filename().string(), &number, &type) &&
+        type == FileType::kSegmentFile) {
+      numbers.insert(number);
+    }
+  }
+  return numbers;
+}
+
+std::set<uint64_t> LiveSegments(DB* db) {
+  std::set<uint64_t> numbers;
+  for (const SegmentInfo& i : db->GetSegmentInfo()) {
+    numbers.insert(i.file_number);
+  }
+  return numbers;
+}
+
+// Readers never go back in time: once a reader has seen version k of a key
+// (through Get or an iterator) it never later sees an older one, and reads
+// at a snapshot return the same thing however often they are repeated,
+// while writers overwrite and the background thread flushes and compacts
+// (each of which installs a new read view). At the end every Get is in the
+// statistics and no obsolete segment file is left.
+TEST(ConcurrencyTest, ReadsNeverGoBackInTimeWhileViewsChange) {
+  constexpr int kKeys = 40;
+  constexpr int kViewWriters = 2;
+  constexpr int kViewReaders = 3;
+  constexpr int kRounds = 120;  // versions written per key
+  for (uint64_t seed : test::TestSeeds()) {
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    test::TempDir dir;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(test::TinyCompactionOptions(), dir.path(), &db).ok());
+    const uint64_t gets_before = db->GetStats().gets;
+
+    std::atomic<bool> failed{false};
+    std::atomic<int> writers_done{0};
+    std::atomic<uint64_t> gets{0};
+    auto fail = [&](const std::string& what) {
+      ADD_FAILURE() << what;
+      failed = true;
+    };
+
+    std::vector<std::thread> threads;
+    for (int w = 0; w < kViewWriters; w++) {
+      threads.emplace_back([&, w] {
+        for (int round = 0; round < kRounds && !failed; round++) {
+          for (int k = w; k < kKeys && !failed; k += kViewWriters) {
+            if (!db->Put(WriteOptions(), OwnedKey(k), VersionedValue(round))
+                     .ok()) {
+              fail("put failed");
+            }
+          }
+        }
+        writers_done++;
+      });
+    }
+    for (int r = 0; r < kViewReaders; r++) {
+      threads.emplace_back([&, r] {
+        Random rnd(seed * 31 + r);
+        std::map<int, uint64_t> seen;  // key -> newest version seen
+        auto saw = [&](int k, uint64_t version, const char* how) {
+          auto it = seen.find(k);
+          if (it != seen.end() && version < it->second) {
+            fail(std::string(how) + " of " + OwnedKey(k) + " went back from " +
+                 std::to_string(it->second) + " to " + std::to_string(version));
+          }
+          if (it == seen.end() || version > it->second) seen[k] = version;
+        };
+        std::string v;
+        while (writers_done < kViewWriters && !failed) {
+          const int choice = static_cast<int>(rnd.Uniform(100));
+          if (choice < 90) {
+            const int k = static_cast<int>(rnd.Uniform(kKeys));
+            Status s = db->Get(ReadOptions(), OwnedKey(k), &v);
+            gets++;
+            if (s.ok()) {
+              saw(k, VersionOf(v), "Get");
+            } else if (!s.IsNotFound() || seen.count(k) != 0) {
+              fail("Get " + OwnedKey(k) + ": " + s.ToString());
+            }
+          } else if (choice < 97) {
+            auto it = db->NewIterator(ReadOptions());
+            for (it->SeekToFirst(); it->Valid(); it->Next()) {
+              const int k = std::stoi(it->key().ToString().substr(3));
+              saw(k, VersionOf(it->value().ToString()), "iterator");
+            }
+            if (!it->status().ok()) fail(it->status().ToString());
+          } else {
+            // A snapshot's answers never change, whatever is installed
+            // between two reads at it.
+            const Snapshot* snap = db->GetSnapshot();
+            ReadOptions ro;
+            ro.snapshot = snap;
+            std::string first[kKeys];
+            Status first_status[kKeys];
+            for (int k = 0; k < kKeys; k++) {
+              first_status[k] = db->Get(ro, OwnedKey(k), &first[k]);
+            }
+            std::this_thread::yield();
+            for (int k = 0; k < kKeys; k++) {
+              Status s = db->Get(ro, OwnedKey(k), &v);
+              if (s.ToString() != first_status[k].ToString() ||
+                  (s.ok() && v != first[k])) {
+                fail("snapshot read of " + OwnedKey(k) + " changed");
+              }
+            }
+            gets += 2 * kKeys;
+            db->ReleaseSnapshot(snap);
+          }
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    ASSERT_FALSE(failed);
+
+    // Quiescent: the sharded counters add up to every Get made.
+    EXPECT_EQ(gets_before + gets.load(), db->GetStats().gets);
+    // Views were installed under the readers' feet.
+    EXPECT_GT(db->GetStats().flushes, 2u);
+    // Every key has its last version.
+    std::string v;
+    for (int k = 0; k < kKeys; k++) {
+      ASSERT_TRUE(db->Get(ReadOptions(), OwnedKey(k), &v).ok());
+      EXPECT_EQ(uint64_t{kRounds - 1}, VersionOf(v));
+    }
+    // The readers have moved on (exited): one more compaction deletes every
+    // segment the views they held kept alive.
+    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    EXPECT_EQ(LiveSegments(db.get()), SegmentFilesIn(dir.path()));
+  }
+}
+
+// A thread that read once and then sits idle keeps a view cached; the next
+// installed view must take it back, or the segments of its version would
+// never be deleted.
+TEST(ConcurrencyTest, IdleReaderDoesNotKeepObsoleteSegments) {
+  test::TempDir dir;
+  Options options = test::TinyCompactionOptions();
+  test::KeepEverythingInLevelZero(&options);
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  for (int i = 0; i < 200; i++) {
+    ASSERT_TRUE(db->Put(WriteOptions(), OwnedKey(i), VersionedValue(i)).ok());
+  }
+  ASSERT_TRUE(db->Flush().ok());
+  const std::set<uint64_t> old_segments = LiveSegments(db.get());
+  ASSERT_FALSE(old_segments.empty());
+
+  std::mutex mu;
+  std::condition_variable cv;
+  bool has_read = false, may_exit = false;
+  std::thread idle([&] {
+    std::string v;
+    EXPECT_TRUE(db->Get(ReadOptions(), OwnedKey(7), &v).ok());
+    std::unique_lock<std::mutex> lock(mu);
+    has_read = true;
+    cv.notify_all();
+    cv.wait(lock, [&] { return may_exit; });
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return has_read; });
+  }
+  // Rewrites everything into new segments while the idle thread lives.
+  ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+  const std::set<uint64_t> files = SegmentFilesIn(dir.path());
+  for (uint64_t n : old_segments) {
+    EXPECT_EQ(0u, files.count(n)) << "segment " << n << " still on disk";
+  }
+  EXPECT_EQ(LiveSegments(db.get()), files);
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    may_exit = true;
+  }
+  cv.notify_all();
+  idle.join();
+}
+
+// ---------------------------------------------------------------------------
+// Statistics
+
+// At quiescence the sharded counters are exact: N threads x M Gets show up
+// as N*M gets, and the per-segment lookups and filter outcomes add up to
+// the DB-wide figures.
+TEST(ConcurrencyTest, ShardedStatisticsAreExactAtQuiescence) {
+  constexpr int kThreads = 4;
+  constexpr int kGetsPerThread = 3000;
+  test::TempDir dir;
+  Options options = test::TinyCompactionOptions();
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  for (int i = 0; i < 2000; i++) {
+    ASSERT_TRUE(db->Put(WriteOptions(), OwnedKey(i), VersionedValue(i)).ok());
+  }
+  ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+  auto segment_sums = [&] {
+    SegmentInfo sum;
+    for (const SegmentInfo& i : db->GetSegmentInfo()) {
+      sum.lookups += i.lookups;
+      sum.filter_negatives += i.filter_negatives;
+      sum.filter_positives += i.filter_positives;
+      sum.false_positives += i.false_positives;
+    }
+    return sum;
+  };
+  const DbStats before = db->GetStats();
+  const SegmentInfo seg_before = segment_sums();
+
+  std::atomic<uint64_t> found{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; t++) {
+    threads.emplace_back([&, t] {
+      std::string v;
+      // Half present keys, half absent ones (filter negatives).
+      for (int n = 0; n < kGetsPerThread; n++) {
+        const int k = (n * 7 + t) % 4000;
+        if (db->Get(ReadOptions(), OwnedKey(k), &v).ok()) found++;
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+
+  const DbStats after = db->GetStats();
+  const SegmentInfo seg_after = segment_sums();
+  EXPECT_EQ(uint64_t{kThreads * kGetsPerThread}, after.gets - before.gets);
+  EXPECT_GT(found.load(), 0u);
+  EXPECT_EQ(after.segments_consulted - before.segments_consulted,
+            seg_after.lookups - seg_before.lookups);
+  EXPECT_EQ(after.filter_negatives - before.filter_negatives,
+            seg_after.filter_negatives - seg_before.filter_negatives);
+  EXPECT_EQ(after.filter_positives - before.filter_positives,
+            seg_after.filter_positives - seg_before.filter_positives);
+  EXPECT_EQ(after.filter_false_positives - before.filter_false_positives,
+            seg_after.false_positives - seg_before.false_positives);
+  // Every present key ends in a filter positive that finds it.
+  EXPECT_EQ(found.load(),
+            (after.filter_positives - before.filter_positives) -
+                (after.filter_false_positives - before.filter_false_positives));
+}
+
+// ---------------------------------------------------------------------------
+// ReadViewCache on its own
+
+// Readers acquire and release while views are installed: each reader sees
+// generations (versions, here) in order, and once no read is in flight,
+// one more install leaves exactly the current view alive, whether or not
+// threads outnumber the cache's slots.
+TEST(ReadViewCacheTest, OldViewsDieOnceNoReadUsesThem) {
+  for (int readers : {4, 80}) {  // 80: more threads than slots
+    SCOPED_TRACE("readers=" + std::to_string(readers));
+    ReadViewCache cache;
+    std::vector<std::weak_ptr<const Version>> installed;
+    std::map<const Version*, size_t> order;
+    auto install = [&] {
+      auto v = std::make_shared<const Version>();
+      order[v.get()] = installed.size();
+      installed.push_back(v);
+      cache.Install(new ReadView(nullptr, nullptr, std::move(v)));
+    };
+    install();
+    std::atomic<bool> stop{false};
+    std::atomic<bool> failed{false};
+    std::mutex order_mu;  // order is extended by the installer
+    std::vector<std::thread> threads;
+    for (int r = 0; r < readers; r++) {
+      threads.emplace_back([&] {
+        size_t newest = 0;
+        for (int n = 0; n < 300 || !stop; n++) {
+          const size_t thread = ThisThreadIndex();
+          ReadView* view = cache.Acquire(thread);
+          size_t index;
+          {
+            std::lock_guard<std::mutex> guard(order_mu);
+            index = order.at(&view->version());
+          }
+          if (index < newest) failed = true;
+          newest = index;
+          cache.Release(thread, view);
+          if (n > 100000) break;
+        }
+      });
+    }
+    for (int i = 0; i < 200; i++) {
+      std::lock_guard<std::mutex> guard(order_mu);
+      install();
+    }
+    stop = true;
+    for (auto& t : threads) t.join();
+    EXPECT_FALSE(failed) << "a reader went back to an older view";
+    install();
+    for (size_t i = 0; i + 1 < installed.size(); i++) {
+      EXPECT_TRUE(installed[i].expired()) << "view " << i << " still alive";
+    }
+    EXPECT_FALSE(installed.back().expired());
   }
 }
 

@@ -1,6 +1,6 @@
 # Installs the built bloomkv into a scratch prefix, then builds and runs a tiny
 # application against it twice: with find_package(bloomkv) and with
-# pkg-config. Fails if either the package or the .pc file is broken.
+# pkg-config, as C++17. Fails if either the package or the .pc file is broken.
 file(REMOVE_RECURSE ${WORK_DIR})
 set(PREFIX ${WORK_DIR}/prefix)
 
@@ -28,17 +28,25 @@ run_step(${CMAKE_COMMAND} -S ${SOURCE_DIR}/tests/install/consumer
 run_step(${CMAKE_COMMAND} --build ${WORK_DIR}/cmake-build)
 run_step(${WORK_DIR}/cmake-build/consumer ${WORK_DIR}/db-cmake)
 
-# 2. pkg-config.
+# 2. pkg-config: a shared library needs no --static (its dependencies are
+# linked into it); a static one lists them through --static.
 find_program(PKG_CONFIG pkg-config REQUIRED)
 set(ENV{PKG_CONFIG_PATH} ${PREFIX}/lib/pkgconfig:${PREFIX}/lib/x86_64-linux-gnu/pkgconfig)
-execute_process(COMMAND ${PKG_CONFIG} --cflags --libs --static bloomkv
+set(PC_ARGS --cflags --libs)
+if(NOT SHARED)
+  list(APPEND PC_ARGS --static)
+endif()
+execute_process(COMMAND ${PKG_CONFIG} ${PC_ARGS} bloomkv
                 OUTPUT_VARIABLE flags RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "pkg-config cannot find bloomkv")
 endif()
 separate_arguments(flags UNIX_COMMAND "${flags}")
 find_program(CXX NAMES c++ g++ REQUIRED)
-run_step(${CXX} -std=c++20 ${EXTRA_FLAGS} ${SOURCE_DIR}/tests/install/consumer/main.cc
+run_step(${CXX} -std=c++17 ${EXTRA_FLAGS} ${SOURCE_DIR}/tests/install/consumer/main.cc
          -o ${WORK_DIR}/consumer-pc ${flags})
-run_step(${WORK_DIR}/consumer-pc ${WORK_DIR}/db-pc)
+file(GLOB PC_LIBDIRS ${PREFIX}/lib ${PREFIX}/lib/*-linux-gnu)
+string(JOIN ":" PC_LIBPATH ${PC_LIBDIRS})
+run_step(${CMAKE_COMMAND} -E env LD_LIBRARY_PATH=${PC_LIBPATH}
+         ${WORK_DIR}/consumer-pc ${WORK_DIR}/db-pc)
 message(STATUS "installed package and pkg-config file both work")

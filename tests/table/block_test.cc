@@ -1,16 +1,20 @@
 // Tests for BlockBuilder, Block and BlockIter: round trips, seeks to every
-// position, backward iteration, and malformed blocks.
+// position, backward iteration, malformed blocks, and Block::Find (the point
+// lookup without an iterator) against a std::map model.
 #include "table/block.h"
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "table/block_builder.h"
 #include "table/internal_key.h"
+#include "tests/testutil/test_util.h"
 #include "util/coding.h"
+#include "util/random.h"
 
 namespace bloomkv {
 namespace {
@@ -281,6 +285,141 @@ TEST(BlockTest, EveryByteCorruptedNoCrash) {
       for (const KV& kv : kvs) {
         it.Seek(kv.key);
         it.SeekForPrev(kv.key);
+      }
+    }
+  }
+  EXPECT_GT(errors, 0);
+}
+
+struct InternalKeyLess {
+  bool operator()(const std::string& a, const std::string& b) const {
+    return CompareInternalKeys(a, b) < 0;
+  }
+};
+using Model = std::map<std::string, std::string, InternalKeyLess>;
+
+// Random user keys over a small alphabet, so they share prefixes of every
+// length; some longer than BlockKeyBuffer's inline storage, some empty.
+std::string RandomUserKey(Random* rnd) {
+  const uint64_t len =
+      rnd->Uniform(8) == 0 ? 60 + rnd->Uniform(100) : rnd->Uniform(20);
+  std::string k;
+  for (uint64_t i = 0; i < len; i++) {
+    k.push_back(static_cast<char>("ab\x00\xff"[rnd->Uniform(4)]));
+  }
+  return k;
+}
+
+// Asserts that Find gives the model's lower bound for target.
+void ExpectFindMatchesModel(const Block& block, const Model& model,
+                            const std::string& target,
+                            BlockKeyBuffer* key_buf) {
+  Slice key, value;
+  bool found = true;
+  ASSERT_TRUE(block.Find(target, key_buf, &key, &value, &found).ok());
+  auto lb = model.lower_bound(target);
+  if (lb == model.end()) {
+    EXPECT_FALSE(found);
+  } else {
+    ASSERT_TRUE(found);
+    EXPECT_EQ(key, Slice(lb->first));
+    EXPECT_EQ(value, Slice(lb->second));
+  }
+}
+
+TEST(BlockFindTest, MatchesMapModelWithSeededRandomKeys) {
+  for (uint64_t seed : test::TestSeeds()) {
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    Random rnd(seed);
+    for (int interval : {1, 2, 16}) {
+      SCOPED_TRACE("interval=" + std::to_string(interval));
+      Model model;
+      const int n = static_cast<int>(rnd.Uniform(300));
+      while (static_cast<int>(model.size()) < n) {
+        const std::string uk = RandomUserKey(&rnd);
+        const int versions = 1 + static_cast<int>(rnd.Uniform(3));
+        for (int v = 0; v < versions; v++) {
+          const ValueType t =
+              rnd.Uniform(4) == 0 ? ValueType::kDeletion : ValueType::kValue;
+          model[MakeInternalKey(uk, rnd.Uniform(1000), t)] =
+              std::string(rnd.Uniform(10), 'v');
+        }
+      }
+      BlockBuilder builder(interval);
+      for (const auto& [k, v] : model) builder.Add(k, v);
+      std::shared_ptr<const Block> block;
+      ASSERT_TRUE(
+          Block::Parse(builder.Finish().ToString(), "t.seg", 0, &block).ok());
+      BlockKeyBuffer key_buf;  // reused across lookups, as Get does
+      // Every stored key, its neighbours in sequence, and random targets.
+      for (const auto& [k, v] : model) {
+        ParsedInternalKey p;
+        ASSERT_TRUE(ParseInternalKey(k, &p));
+        ExpectFindMatchesModel(*block, model, k, &key_buf);
+        ExpectFindMatchesModel(
+            *block, model,
+            MakeInternalKey(p.user_key, p.sequence + 1, ValueType::kValue),
+            &key_buf);
+        if (p.sequence > 0) {
+          ExpectFindMatchesModel(
+              *block, model,
+              MakeInternalKey(p.user_key, p.sequence - 1, ValueType::kValue),
+              &key_buf);
+        }
+      }
+      for (int i = 0; i < 200; i++) {
+        ExpectFindMatchesModel(
+            *block, model,
+            MakeInternalKey(RandomUserKey(&rnd), rnd.Uniform(1000),
+                            ValueType::kValue),
+            &key_buf);
+      }
+      if (HasFatalFailure()) return;
+    }
+  }
+}
+
+TEST(BlockFindTest, EmptyBlockAndBadTarget) {
+  auto block = BuildBlock({}, 16);
+  ASSERT_NE(block, nullptr);
+  BlockKeyBuffer key_buf;
+  Slice key, value;
+  bool found = true;
+  EXPECT_TRUE(block
+                  ->Find(MakeInternalKey("a", 1, ValueType::kValue), &key_buf,
+                         &key, &value, &found)
+                  .ok());
+  EXPECT_FALSE(found);
+  auto full = BuildBlock(MakeEntries(10, 1), 4);
+  EXPECT_TRUE(
+      full->Find("short", &key_buf, &key, &value, &found).IsInvalidArgument());
+  EXPECT_FALSE(found);
+}
+
+// Every single-byte corruption of a block: Find either reports Corruption
+// naming the file, or answers; it never reads out of bounds (ASan checks).
+TEST(BlockFindTest, EveryByteCorruptedNoCrash) {
+  const auto kvs = MakeEntries(30, 3);
+  BlockBuilder builder(4);
+  for (const KV& kv : kvs) builder.Add(kv.key, kv.value);
+  const std::string good = builder.Finish().ToString();
+  int errors = 0;
+  for (size_t pos = 0; pos < good.size(); pos++) {
+    for (uint8_t mask : {0x01, 0x80, 0xff}) {
+      std::string bad = good;
+      bad[pos] = static_cast<char>(bad[pos] ^ mask);
+      std::shared_ptr<const Block> block;
+      if (!ParseContents(bad, &block).ok()) continue;
+      BlockKeyBuffer key_buf;
+      for (const KV& kv : kvs) {
+        Slice key, value;
+        bool found;
+        const Status s = block->Find(kv.key, &key_buf, &key, &value, &found);
+        if (!s.ok()) {
+          ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+          EXPECT_NE(s.message().find("bad.seg"), std::string::npos);
+          errors++;
+        }
       }
     }
   }

@@ -4,6 +4,8 @@
 // the block cache, builder argument checks and properties.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <map>
 #include <random>
 #include <set>
@@ -640,6 +642,136 @@ TEST(SegmentTest, BlockCache) {
     EXPECT_EQ(stats.cache_hits, 0u);
     EXPECT_EQ(stats.data_blocks_read, 2u);
     EXPECT_EQ(cache2.TotalCharge(), 0u);
+  }
+}
+
+// Cached blocks are trusted, so a block is checksummed when it enters the
+// cache even if the read did not ask for verification; reads asking for it
+// are always verified. A damaged block never enters the cache.
+TEST(SegmentTest, ChecksumVerifiedOnCacheFillAndOnRequest) {
+  std::vector<test::Entry> entries;
+  for (int i = 0; i < 200; i++) {
+    char k[16];
+    std::snprintf(k, sizeof(k), "k%03d", i);
+    entries.push_back(test::MakeEntry(k, static_cast<SequenceNumber>(i + 1),
+                                      ValueType::kValue,
+                                      "value-" + std::to_string(i)));
+  }
+  SegmentBuilderOptions bo;
+  bo.compression = CompressionType::kNone;  // damage would go unnoticed
+  bo.block_size = 512;
+  std::string file;
+  ASSERT_TRUE(test::BuildSegment(bo, entries, &file).ok());
+  // The first data block starts at offset 0 with the first entry: a 3-byte
+  // header, the key, then the value. Damage a byte of that value.
+  const size_t damaged = 3 + entries[0].ikey.size() + 1;
+  std::string bad = file;
+  bad[damaged] = static_cast<char>(bad[damaged] ^ 0x20);
+  const std::string k = "k000";
+
+  for (bool with_cache : {false, true}) {
+    for (bool verify : {false, true}) {
+      for (bool fill : {false, true}) {
+        SCOPED_TRACE("cache=" + std::to_string(with_cache) + " verify=" +
+                     std::to_string(verify) + " fill=" + std::to_string(fill));
+        Cache cache(1 << 20);
+        std::unique_ptr<SegmentReader> reader;
+        ASSERT_TRUE(test::OpenSegment(
+                        ReaderOptions(nullptr, with_cache ? &cache : nullptr),
+                        bad, &reader)
+                        .ok());
+        SegmentReadOptions ro;
+        ro.verify_checksums = verify;
+        ro.fill_cache = fill;
+        LookupResult r;
+        std::string v;
+        for (int attempt = 0; attempt < 2; attempt++) {
+          const Status s = reader->Get(ro, k, KeyHash(k), kMaxSequenceNumber,
+                                       &r, &v, nullptr);
+          if (verify || (with_cache && fill)) {
+            ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+            EXPECT_NE(s.message().find("checksum"), std::string::npos);
+            EXPECT_NE(s.message().find("000001.seg"), std::string::npos);
+          } else {
+            EXPECT_TRUE(s.ok()) << s.ToString();  // nothing checked it
+          }
+        }
+        EXPECT_EQ(0u, cache.TotalCharge());
+      }
+    }
+  }
+
+  // The intact file: the block is verified once, on its way into the cache,
+  // and later hits are served without reading it again.
+  Cache cache(1 << 20);
+  auto reads = std::make_shared<std::atomic<int>>(0);
+  std::unique_ptr<SegmentReader> reader;
+  ASSERT_TRUE(
+      test::OpenSegment(ReaderOptions(nullptr, &cache), file, &reader, reads)
+          .ok());
+  reads->store(0);
+  SegmentReadOptions ro;
+  ro.verify_checksums = false;
+  SegmentReadStats stats;
+  for (int i = 0; i < 3; i++) {
+    LookupResult r;
+    std::string v;
+    ASSERT_TRUE(
+        reader->Get(ro, k, KeyHash(k), kMaxSequenceNumber, &r, &v, &stats)
+            .ok());
+    EXPECT_EQ(r, LookupResult::kFound);
+    EXPECT_EQ(v, "value-0");
+  }
+  EXPECT_EQ(reads->load(), 1);
+  EXPECT_EQ(stats.cache_hits, 2u);
+}
+
+// Point lookups keep short keys off the heap; keys longer than those
+// buffers (lookup key, assembled block key) must work just the same.
+TEST(SegmentTest, LongKeysAroundInlineBufferSizes) {
+  std::vector<std::string> user_keys;
+  for (size_t len :
+       {1, 55, 56, 57, 63, 64, 65, 119, 120, 121, 127, 128, 129, 300, 5000}) {
+    user_keys.push_back(std::string(len, 'k'));
+    user_keys.push_back(std::string(len - 1, 'k') + 'm');  // shares len - 1
+  }
+  std::sort(user_keys.begin(), user_keys.end());
+  std::vector<test::Entry> entries;
+  for (size_t i = 0; i < user_keys.size(); i++) {
+    entries.push_back(test::MakeEntry(user_keys[i], 100, ValueType::kValue,
+                                      "v" + std::to_string(i)));
+  }
+  SegmentBuilderOptions bo;
+  bo.block_size = 1024;
+  std::string file;
+  ASSERT_TRUE(test::BuildSegment(bo, entries, &file).ok());
+  Cache cache(1 << 20);
+  std::unique_ptr<SegmentReader> reader;
+  ASSERT_TRUE(
+      test::OpenSegment(ReaderOptions(nullptr, &cache), file, &reader).ok());
+  for (int pass = 0; pass < 2; pass++) {  // block read, then cached
+    for (size_t i = 0; i < user_keys.size(); i++) {
+      const std::string& k = user_keys[i];
+      LookupResult r;
+      std::string v;
+      ASSERT_TRUE(reader
+                      ->Get(SegmentReadOptions(), k, KeyHash(k),
+                            kMaxSequenceNumber, &r, &v, nullptr)
+                      .ok());
+      EXPECT_EQ(r, LookupResult::kFound) << k.size();
+      EXPECT_EQ(v, "v" + std::to_string(i));
+      // Too old a snapshot, and an absent key one byte longer.
+      ASSERT_TRUE(
+          reader->Get(SegmentReadOptions(), k, KeyHash(k), 99, &r, &v, nullptr)
+              .ok());
+      EXPECT_EQ(r, LookupResult::kNotFound) << k.size();
+      const std::string absent = k + 'a';
+      ASSERT_TRUE(reader
+                      ->Get(SegmentReadOptions(), absent, KeyHash(absent),
+                            kMaxSequenceNumber, &r, &v, nullptr)
+                      .ok());
+      EXPECT_EQ(r, LookupResult::kNotFound) << absent.size();
+    }
   }
 }
 

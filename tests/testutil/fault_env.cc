@@ -117,10 +117,8 @@ class FaultWritableFile final : public WritableFile {
   }
   Status Close() override {
     Status s = target_->Close();
-    if (!env_->IsFilesystemActive()) {
-      return Status::IOError(fname_, "filesystem inactive");
-    }
-    return s;
+    Status check = env_->CheckOp(FaultInjectionEnv::kClose, fname_, true);
+    return check.ok() ? s : check;
   }
 
  private:
@@ -166,6 +164,25 @@ uint64_t FaultInjectionEnv::injected_error_count() const {
   return injected_errors_;
 }
 
+void FaultInjectionEnv::SetDeactivateOnInjectedError(bool on) {
+  std::lock_guard<std::mutex> guard(mu_);
+  deactivate_on_fault_ = on;
+}
+
+uint64_t FaultInjectionEnv::op_count(Op op) const {
+  std::lock_guard<std::mutex> guard(mu_);
+  uint64_t total = 0;
+  for (int bit = 0; bit < 8; bit++) {
+    if ((op & (1u << bit)) != 0) total += op_counts_[bit];
+  }
+  return total;
+}
+
+void FaultInjectionEnv::ResetOpCounts() {
+  std::lock_guard<std::mutex> guard(mu_);
+  for (uint64_t& c : op_counts_) c = 0;
+}
+
 void FaultInjectionEnv::SetFilesystemActive(bool active) {
   std::lock_guard<std::mutex> guard(mu_);
   active_ = active;
@@ -185,6 +202,9 @@ Status FaultInjectionEnv::CheckOp(Op op, const std::string& fname,
 Status FaultInjectionEnv::CheckOpLocked(Op op, const std::string& fname,
                                         const std::string* fname2,
                                         bool mutating) {
+  for (int bit = 0; bit < 8; bit++) {
+    if ((op & (1u << bit)) != 0) op_counts_[bit]++;
+  }
   if (mutating && !active_) {
     return Status::IOError(fname, "filesystem inactive");
   }
@@ -200,6 +220,7 @@ Status FaultInjectionEnv::CheckOpLocked(Op op, const std::string& fname,
     return Status::OK();
   }
   injected_errors_++;
+  if (deactivate_on_fault_) active_ = false;
   return Status::IOError(fname, "injected fault");
 }
 
@@ -429,6 +450,20 @@ Status FaultInjectionEnv::SyncDir(const std::string& dirname) {
     if (DirName(name) == dir) file->entry_synced = true;
   }
   return s;
+}
+
+Status FaultInjectionEnv::GetChildren(const std::string& dir,
+                                      std::vector<std::string>* result) {
+  Status s = CheckOp(kMetadata, dir, false);
+  if (!s.ok()) return s;
+  return target()->GetChildren(dir, result);
+}
+
+Status FaultInjectionEnv::GetFileSize(const std::string& fname,
+                                      uint64_t* size) {
+  Status s = CheckOp(kMetadata, fname, false);
+  if (!s.ok()) return s;
+  return target()->GetFileSize(fname, size);
 }
 
 }  // namespace bloomkv::test

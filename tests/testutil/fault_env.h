@@ -26,7 +26,9 @@
 // Error injection. InjectErrors() makes operations of chosen kinds on files
 // whose name matches a predicate fail with IOError after a number of them
 // have succeeded. A failed Append/Sync/Read/Rename/... has no effect on the
-// target Env.
+// target Env (a failed Close still releases the file). op_count() counts
+// the calls of each kind, so that a test can first count them and then make
+// each one fail in turn.
 //
 // Filesystem inactive. After SetFilesystemActive(false) every mutating call
 // fails with IOError and changes nothing: appends, flushes, syncs, opening
@@ -66,8 +68,13 @@ class FaultInjectionEnv : public EnvWrapper {
     kSync = 1u << 3,    // WritableFile::Sync; SyncDir (matched on the dir)
     kRename = 1u << 4,  // RenameFile (matches if src or target matches)
     kRemove = 1u << 5,  // RemoveFile
-    kAllOps = (1u << 6) - 1,
+    kClose = 1u << 6,   // WritableFile::Close (the file is released anyway)
+    kMetadata = 1u << 7,  // GetChildren (matched on the dir), GetFileSize
+    kAllOps = (1u << 8) - 1,
   };
+  // Every kind above, one bit each, for loops over kinds.
+  static constexpr Op kEachOp[] = {kOpen,   kRead,   kWrite, kSync,
+                                   kRename, kRemove, kClose, kMetadata};
   // Selects files by name; a null matcher matches every file.
   using FileMatcher = std::function<bool(const std::string& fname)>;
 
@@ -94,6 +101,15 @@ class FaultInjectionEnv : public EnvWrapper {
   void ClearInjectedErrors();
   // How many operations failed because of InjectErrors (never reset).
   uint64_t injected_error_count() const;
+  // When on, the filesystem goes inactive right after an injected error:
+  // the machine "crashes" just after the failed call returns.
+  void SetDeactivateOnInjectedError(bool on);
+
+  // ---- call counting ----
+  // How many operations of kind op (one bit) were attempted since the last
+  // ResetOpCounts(), whether they succeeded or not and whatever the file.
+  uint64_t op_count(Op op) const;
+  void ResetOpCounts();
 
   // ---- filesystem inactive ----
   void SetFilesystemActive(bool active);
@@ -125,6 +141,9 @@ class FaultInjectionEnv : public EnvWrapper {
   Status RemoveDir(const std::string& dirname) override;
   Status RenameFile(const std::string& src, const std::string& target) override;
   Status SyncDir(const std::string& dirname) override;
+  Status GetChildren(const std::string& dir,
+                     std::vector<std::string>* result) override;
+  Status GetFileSize(const std::string& fname, uint64_t* size) override;
 
   // ---- used by this Env's file objects ----
   struct TrackedFile;
@@ -170,6 +189,8 @@ class FaultInjectionEnv : public EnvWrapper {
   uint64_t fault_fail_count_ = 0;
   uint64_t fault_seen_ = 0;
   uint64_t injected_errors_ = 0;
+  bool deactivate_on_fault_ = false;
+  uint64_t op_counts_[8] = {};  // per Op bit
 };
 
 }  // namespace bloomkv::test

@@ -50,6 +50,7 @@ TEST(UrlTest, NormalizesOnlyWhatIsInsensitive) {
       {"http://example.com/a?x=%20y&z=1#f%20g",
        "http://example.com/a?x=%20y&z=1#f%20g"},
       {"http://exa_mple.com/", "http://exa_mple.com/"},
+      {"http://example.com./", "http://example.com./"},
       {"http://example.com/a@b", "http://example.com/a@b"},  // @ in the path
       // Refused.
       {"", ""},
@@ -87,6 +88,12 @@ TEST(UrlTest, NormalizesOnlyWhatIsInsensitive) {
       {"http://[::1]x/", ""},
       {"http://exa%6dple.com/", ""},
       {"1http://example.com/", ""},
+      {"http://./", ""},
+      {"http://.../", ""},
+      {"https://..:8080/", ""},
+      {"http://.example.com/", ""},
+      {"http://example..com/", ""},
+      {"http://example.com../", ""},
   };
   for (const NormalizeCase& c : cases) {
     SCOPED_TRACE("input=" + c.input);

@@ -2,21 +2,25 @@
 // driven over HTTP. Each test starts its own server on its own data
 // directory; the clock is a file the test writes (--test-clock-file).
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -118,6 +122,7 @@ class Server {
     return cli;
   }
   int port() const { return port_; }
+  pid_t pid() const { return pid_; }
   bool running() const { return pid_ > 0; }
   std::string Log() const {
     std::ifstream in(dir_.File("server.log"));
@@ -522,6 +527,8 @@ TEST_F(ShortlinkdTest, BadInputsAre400JsonAndStoreNothing) {
       R"({"url": "https://a.example/", "ttl_seconds": 18446744073709551615})",
       R"({"url": "https://a.example/", "alias": 7})",
       R"({"url": "https://a.example/", "alias": "a"})",
+      R"({"url": "https://./"})",
+      R"({"url": "https://.../x"})",
       "{\"url\": \"https://a.example/\xff\"}",
       std::string(5000, '[') + std::string(5000, ']'),
   };
@@ -605,6 +612,436 @@ TEST_F(ShortlinkdTest, SurvivesGarbageRequests) {
   EXPECT_EQ(404, cli.Get("/a/b/c")->status);
   EXPECT_EQ(404, cli.Get("/")->status);
   EXPECT_EQ(0, server_->Stop(SIGTERM)) << server_->Log();
+}
+
+// ---------------------------------------------------------------------------
+// The HTTP edge: framing, limits, pipelining, slow and many clients, each
+// replayed with raw sockets the way an attacker would send them.
+
+using Ms = std::chrono::milliseconds;
+using SteadyClock = std::chrono::steady_clock;
+
+// One parsed HTTP response.
+struct RawResponse {
+  int status = 0;
+  std::map<std::string, std::string> headers;  // names lower-cased
+  std::string body;
+};
+
+// A raw client connection to 127.0.0.1:port.
+class RawConn {
+ public:
+  explicit RawConn(int port, bool nonblocking_connect = false) {
+    fd_ = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (nonblocking_connect) fcntl(fd_, F_SETFL, O_NONBLOCK);
+    const int rc =
+        connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+    connected_ = rc == 0;
+  }
+  RawConn(const RawConn&) = delete;
+  RawConn& operator=(const RawConn&) = delete;
+  ~RawConn() { close(fd_); }
+
+  // For a non-blocking connect: true once the handshake has completed.
+  bool Established() {
+    if (connected_) return true;
+    pollfd p{fd_, POLLOUT, 0};
+    if (poll(&p, 1, 0) != 1) return false;
+    int err = 0;
+    socklen_t len = sizeof(err);
+    getsockopt(fd_, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0) return false;
+    fcntl(fd_, F_SETFL, 0);
+    connected_ = true;
+    return true;
+  }
+
+  // Writes everything; false if the peer is gone.
+  bool Send(std::string_view bytes) {
+    while (!bytes.empty()) {
+      const ssize_t n = send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n <= 0) return false;
+      bytes.remove_prefix(static_cast<size_t>(n));
+    }
+    return true;
+  }
+
+  // True if response bytes are waiting to be read.
+  bool Readable() {
+    pollfd p{fd_, POLLIN, 0};
+    return poll(&p, 1, 0) == 1;
+  }
+
+  // Reads one response (framed by Content-Length, or by close); nullopt if
+  // none is complete within `timeout`.
+  std::optional<RawResponse> Read(Ms timeout = Ms(2000)) {
+    const auto deadline = SteadyClock::now() + timeout;
+    for (;;) {
+      const size_t end = in_.find("\r\n\r\n");
+      if (end != std::string::npos) {
+        RawResponse r;
+        std::istringstream head(in_.substr(0, end));
+        std::string line, version;
+        std::getline(head, line);
+        std::istringstream(line) >> version >> r.status;
+        while (std::getline(head, line)) {
+          if (!line.empty() && line.back() == '\r') line.pop_back();
+          const size_t colon = line.find(':');
+          if (colon == std::string::npos) continue;
+          std::string name = line.substr(0, colon);
+          for (char& c : name) c = static_cast<char>(std::tolower(c));
+          size_t v = colon + 1;
+          while (v < line.size() && line[v] == ' ') v++;
+          r.headers[name] = line.substr(v);
+        }
+        const size_t length =
+            r.headers.count("content-length")
+                ? std::stoul(r.headers["content-length"])
+                : (r.status == 204 || r.status == 100 ? 0 : std::string::npos);
+        if (length != std::string::npos && in_.size() >= end + 4 + length) {
+          r.body = in_.substr(end + 4, length);
+          in_.erase(0, end + 4 + length);
+          return r;
+        }
+      }
+      if (eof_) return std::nullopt;
+      if (!Fill(deadline)) return std::nullopt;
+    }
+  }
+
+  // True if the server closes the connection within `timeout` (bytes that
+  // arrive first are kept for Read).
+  bool ClosedWithin(Ms timeout = Ms(2000)) {
+    const auto deadline = SteadyClock::now() + timeout;
+    while (!eof_) {
+      if (!Fill(deadline)) return eof_;
+    }
+    return true;
+  }
+  // Bytes received but not consumed by Read.
+  const std::string& unread() const { return in_; }
+
+ private:
+  // Reads more bytes; false on timeout. Sets eof_ on close or reset.
+  bool Fill(SteadyClock::time_point deadline) {
+    const auto left =
+        std::chrono::duration_cast<Ms>(deadline - SteadyClock::now());
+    if (left.count() <= 0) return false;
+    pollfd p{fd_, POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(left.count())) != 1) return false;
+    char buf[65536];
+    const ssize_t n = recv(fd_, buf, sizeof(buf), 0);
+    if (n <= 0) {
+      eof_ = true;
+    } else {
+      in_.append(buf, static_cast<size_t>(n));
+    }
+    return true;
+  }
+
+  int fd_ = -1;
+  bool connected_ = false;
+  bool eof_ = false;
+  std::string in_;
+};
+
+// Resident set size of a process in KiB, from /proc/PID/status.
+long RssKib(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.starts_with("VmRSS:")) return std::stol(line.substr(6));
+  }
+  return -1;
+}
+
+constexpr char kPostHead[] =
+    "POST /api/links HTTP/1.1\r\nHost: x\r\n"
+    "Content-Type: application/json\r\n";
+
+std::string Chunk(std::string_view data) {
+  char size[32];
+  std::snprintf(size, sizeof(size), "%zx\r\n", data.size());
+  return size + std::string(data) + "\r\n";
+}
+
+// A body over the limit, whatever its framing, is answered 413 while it is
+// still arriving, and the connection is closed: the server never holds more
+// than the limit. The client sends up to 32 MiB and stops at the answer.
+TEST_F(ShortlinkdTest, OversizedBodiesAre413InEveryFraming) {
+  StartServer();
+  const std::string json_start = "{\"url\": \"https://a.example/";
+  struct Case {
+    std::string name;
+    std::string head;                       // request head, through \r\n\r\n
+    std::function<std::string(int)> piece;  // the i-th piece of the body
+  };
+  const std::string big_piece(64 << 10, 'a');
+  const std::vector<Case> cases = {
+      {"content-length",
+       std::string(kPostHead) + "Content-Length: 33554432\r\n\r\n",
+       [&](int i) { return i == 0 ? json_start : big_piece; }},
+      {"one large chunk per write",
+       std::string(kPostHead) + "Transfer-Encoding: chunked\r\n\r\n",
+       [&](int i) { return Chunk(i == 0 ? json_start : big_piece); }},
+      {"one-byte chunks",
+       std::string(kPostHead) + "Transfer-Encoding: chunked\r\n\r\n",
+       [&](int i) {
+         std::string s = i == 0 ? Chunk(json_start) : "";
+         for (int k = 0; k < 4096; k++) s += Chunk("a");
+         return s;
+       }},
+      {"chunk extensions",
+       std::string(kPostHead) + "Transfer-Encoding: chunked\r\n\r\n",
+       [&](int) { return "1;ext=" + std::string(1000, 'e') + "\r\na\r\n"; }},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const long rss_before = RssKib(server_->pid());
+    RawConn conn(server_->port());
+    ASSERT_TRUE(conn.Send(c.head));
+    size_t sent = 0;
+    for (int i = 0; sent < (32u << 20) && !conn.Readable(); i++) {
+      const std::string piece = c.piece(i);
+      if (!conn.Send(piece)) break;
+      sent += piece.size();
+    }
+    auto res = conn.Read();
+    ASSERT_TRUE(res) << "no answer after " << sent << " bytes";
+    EXPECT_EQ(413, res->status) << res->body;
+    EXPECT_TRUE(json::parse(res->body, nullptr, false).contains("error"));
+    EXPECT_TRUE(conn.ClosedWithin());
+    const long rss_after = RssKib(server_->pid());
+    EXPECT_LT(rss_after - rss_before, 8 << 10)
+        << "RSS " << rss_before << " -> " << rss_after << " KiB";
+    ASSERT_EQ(200, Get("/healthz")->status);
+  }
+  EXPECT_EQ(0, Metrics().at("shortlinkd_links_created_total"));
+}
+
+// Requests whose framing two parsers could read differently (the basis of
+// request smuggling) are refused with 400 and the connection closed, so
+// nothing after them is executed.
+TEST_F(ShortlinkdTest, AmbiguousFramingIs400AndCloses) {
+  StartServer();
+  const std::string smuggled =
+      "DELETE /api/links/abcdefg HTTP/1.1\r\nHost: x\r\n\r\n";
+  const std::string body = R"({"url": "https://smuggle.example/"})";
+  const std::string cl = std::to_string(body.size());
+  const std::vector<std::string> requests = {
+      // Two Content-Lengths that differ, as two headers or as a list.
+      std::string(kPostHead) + "Content-Length: " + cl +
+          "\r\nContent-Length: 5\r\n\r\n" + body,
+      std::string(kPostHead) + "Content-Length: 5\r\nContent-Length: " + cl +
+          "\r\n\r\n" + body,
+      std::string(kPostHead) + "Content-Length: " + cl + ", 5\r\n\r\n" + body,
+      // Content-Length and Transfer-Encoding together.
+      std::string(kPostHead) + "Content-Length: 5\r\n" +
+          "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n" + smuggled,
+      std::string(kPostHead) + "Transfer-Encoding: chunked\r\n" +
+          "Content-Length: " + cl + "\r\n\r\n" + Chunk(body) + "0\r\n\r\n",
+      // Transfer codings other than exactly "chunked".
+      std::string(kPostHead) + "Transfer-Encoding: chunked, identity\r\n\r\n" +
+          Chunk(body) + "0\r\n\r\n",
+      std::string(kPostHead) + "Transfer-Encoding: chunked\r\n" +
+          "Transfer-Encoding: chunked\r\n\r\n" + Chunk(body) + "0\r\n\r\n",
+      std::string(kPostHead) + "Transfer-Encoding: xchunked\r\n\r\n" + body,
+      // Lengths that some parsers read as numbers.
+      std::string(kPostHead) + "Content-Length: +" + cl + "\r\n\r\n" + body,
+      std::string(kPostHead) + "Content-Length: 0x10\r\n\r\n" + body,
+      std::string(kPostHead) + "Content-Length: " + cl + "x\r\n\r\n" + body,
+      std::string(kPostHead) + "Content-Length:\r\n\r\n" + body,
+      // Header syntax that hides a header from one parser.
+      std::string(kPostHead) + "Transfer-Encoding : chunked\r\n\r\n" +
+          Chunk(body) + "0\r\n\r\n",
+      std::string(kPostHead) + "X: y\r\n Transfer-Encoding: chunked\r\n\r\n" +
+          Chunk(body) + "0\r\n\r\n",
+      "POST /api/links HTTP/1.1\nHost: x\nContent-Length: " + cl + "\n\n" +
+          body,
+      std::string(kPostHead) + "Content-Length: " + cl + "\r\r\n\r\n" + body,
+      // A malformed chunk.
+      std::string(kPostHead) + "Transfer-Encoding: chunked\r\n\r\n" + "zz\r\n" +
+          body + "\r\n0\r\n\r\n",
+      std::string(kPostHead) + "Transfer-Encoding: chunked\r\n\r\n" +
+          "5\r\nabcdefg\r\n0\r\n\r\n",
+  };
+  for (const std::string& request : requests) {
+    SCOPED_TRACE(request);
+    RawConn conn(server_->port());
+    // A follow-up request in the same write must not be answered.
+    ASSERT_TRUE(
+        conn.Send(request + "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+    auto res = conn.Read();
+    ASSERT_TRUE(res);
+    EXPECT_EQ(400, res->status) << res->body;
+    EXPECT_TRUE(conn.ClosedWithin());
+    EXPECT_EQ("", conn.unread());
+  }
+  EXPECT_EQ(0, Metrics().at("shortlinkd_links_created_total"));
+}
+
+// Several requests in one stream are all answered, in order, however the
+// stream is cut into writes (seeded random cuts).
+TEST_F(ShortlinkdTest, PipelinedRequestsAreAnsweredInOrder) {
+  StartServer();
+  const std::string body = R"({"url": "https://pipe.example/"})";
+  const std::string chunked =
+      Chunk(body.substr(0, 10)) + Chunk(body.substr(10)) + "0\r\n\r\n";
+  const std::string stream =
+      "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+      "GET /nope123 HTTP/1.1\r\nHost: x\r\n\r\n" +
+      std::string(kPostHead) +
+      "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body +
+      kPostHead + "Transfer-Encoding: chunked\r\n\r\n" + chunked +
+      "POST /admin/flush HTTP/1.1\r\nHost: x\r\n"
+      "Authorization: Bearer " +
+      kToken +
+      "\r\n\r\n"
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+  // The create is 201 the first time, then 200 (the same link).
+  std::vector<int> expected = {200, 404, 201, 200, 200, 200};
+
+  // Round 0 sends the whole stream in one write; every other round cuts it
+  // at random.
+  std::vector<uint64_t> seeds = bloomkv::test::TestSeeds();
+  seeds.insert(seeds.begin(), 0);
+  for (size_t round = 0; round < seeds.size(); round++) {
+    const uint64_t seed = seeds[round];
+    SCOPED_TRACE(round == 0 ? "one write" : "seed=" + std::to_string(seed));
+    bloomkv::Random rnd(seed);
+    RawConn conn(server_->port());
+    size_t pos = 0;
+    while (pos < stream.size()) {
+      const size_t n = round == 0 ? stream.size() : 1 + rnd.Uniform(80);
+      ASSERT_TRUE(conn.Send(std::string_view(stream).substr(pos, n)));
+      pos += n;
+      if (round != 0) std::this_thread::sleep_for(Ms(1));
+    }
+    if (round > 0) expected[2] = 200;
+    for (size_t i = 0; i < expected.size(); i++) {
+      auto res = conn.Read();
+      ASSERT_TRUE(res) << "response " << i << " missing";
+      EXPECT_EQ(expected[i], res->status) << i << ": " << res->body;
+      if (i == 0) {
+        EXPECT_EQ("ok\n", res->body);
+      }
+    }
+    EXPECT_TRUE(conn.ClosedWithin());
+    EXPECT_EQ("", conn.unread());
+  }
+}
+
+// A POST without a body is complete at the end of its headers and is
+// answered at once, with the connection still open.
+TEST_F(ShortlinkdTest, PostWithoutBodyIsAnsweredAtOnce) {
+  StartServer();
+  RawConn conn(server_->port());
+  ASSERT_TRUE(conn.Send(std::string("POST /admin/compact HTTP/1.1\r\nHost: "
+                                    "x\r\nAuthorization: Bearer ") +
+                        kToken + "\r\n\r\n"));
+  auto res = conn.Read(Ms(2000));
+  ASSERT_TRUE(res) << "no answer within 2 s";
+  EXPECT_EQ(200, res->status);
+  ASSERT_TRUE(conn.Send(std::string(kPostHead) + "\r\n"));
+  res = conn.Read(Ms(2000));
+  ASSERT_TRUE(res) << "no answer within 2 s";
+  EXPECT_EQ(400, res->status);
+}
+
+// Connections that arrive while the server is not accepting (here: stopped)
+// wait in the listen queue instead of being dropped, then are all served.
+TEST_F(ShortlinkdTest, BurstOfConnectionsIsQueuedAndServed) {
+  StartServer();
+  constexpr int kBurst = 100;
+  kill(server_->pid(), SIGSTOP);
+  std::vector<std::unique_ptr<RawConn>> conns;
+  for (int i = 0; i < kBurst; i++) {
+    conns.push_back(std::make_unique<RawConn>(server_->port(), true));
+  }
+  // The kernel completes the handshakes itself while the backlog has room.
+  int established = 0;
+  const auto deadline = SteadyClock::now() + Ms(2000);
+  while (SteadyClock::now() < deadline) {
+    established = 0;
+    for (auto& c : conns) established += c->Established();
+    if (established == kBurst) break;
+    std::this_thread::sleep_for(Ms(10));
+  }
+  kill(server_->pid(), SIGCONT);
+  EXPECT_EQ(kBurst, established);
+  int served = 0;
+  for (auto& c : conns) {
+    if (!c->Established()) continue;
+    ASSERT_TRUE(c->Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  }
+  for (auto& c : conns) {
+    auto res = c->Read(Ms(5000));
+    served += res && res->status == 200;
+  }
+  EXPECT_EQ(kBurst, served);
+}
+
+// Clients that send a request one byte at a time hold no worker: with four
+// times as many of them as workers, /healthz is still answered promptly.
+// (The bound is generous: this checks that nothing waits for them.)
+TEST_F(ShortlinkdTest, SlowClientsDoNotHoldWorkers) {
+  StartServer();  // 4 worker threads
+  constexpr int kSlow = 16;
+  const std::string request = std::string(kPostHead) +
+                              "Content-Length: 100\r\n\r\n" +
+                              std::string(100, ' ');
+  std::vector<std::unique_ptr<RawConn>> slow;
+  for (int i = 0; i < kSlow; i++) {
+    slow.push_back(std::make_unique<RawConn>(server_->port()));
+  }
+  std::atomic<bool> done{false};
+  std::thread trickle([&] {
+    for (size_t pos = 0; pos < request.size() && !done; pos++) {
+      for (auto& c : slow) c->Send(request.substr(pos, 1));
+      std::this_thread::sleep_for(Ms(50));
+    }
+  });
+  std::this_thread::sleep_for(Ms(300));
+  for (int i = 0; i < 3; i++) {
+    const auto start = SteadyClock::now();
+    auto cli = server_->Client();
+    cli.set_read_timeout(4, 0);
+    auto res = cli.Get("/healthz");
+    const auto took = SteadyClock::now() - start;
+    ASSERT_TRUE(res);
+    EXPECT_EQ(200, res->status);
+    EXPECT_LT(took, Ms(2000));
+  }
+  done = true;
+  trickle.join();
+}
+
+// A request that is not complete within --read-timeout-ms is answered 408
+// and closed; an idle keep-alive connection is closed after
+// --idle-timeout-ms. Neither needs a worker meanwhile.
+TEST_F(ShortlinkdTest, SlowAndIdleConnectionsTimeOut) {
+  StartServer({"--read-timeout-ms", "300", "--idle-timeout-ms", "300"});
+  RawConn partial(server_->port());
+  ASSERT_TRUE(partial.Send("GET /healthz HTTP/1.1\r\nHo"));
+  RawConn idle(server_->port());
+  ASSERT_TRUE(idle.Send("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"));
+  auto res = idle.Read();
+  ASSERT_TRUE(res);
+  EXPECT_EQ(200, res->status);
+  // A trickle that never completes the request does not extend the time.
+  for (int i = 0; i < 10 && partial.Send("s"); i++) {
+    std::this_thread::sleep_for(Ms(50));
+  }
+  res = partial.Read(Ms(3000));
+  ASSERT_TRUE(res);
+  EXPECT_EQ(408, res->status);
+  EXPECT_TRUE(partial.ClosedWithin(Ms(3000)));
+  EXPECT_TRUE(idle.ClosedWithin(Ms(3000)));
+  EXPECT_EQ("", idle.unread());
 }
 
 }  // namespace

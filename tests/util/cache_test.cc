@@ -1,12 +1,15 @@
 // Tests for the sharded LRU cache: hits and misses, LRU order, capacity by
-// charge, replacement accounting, erase, oversize entries, values outliving
-// eviction, and concurrent use (run under -DBLOOMKV_SANITIZE=thread too).
+// charge, replacement accounting, erase of one key and of one file's keys,
+// oversize entries, values outliving eviction, a seeded comparison with a
+// model LRU, and concurrent use (run under -DBLOOMKV_SANITIZE=thread too).
 #include "util/cache.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <limits>
+#include <list>
 #include <memory>
 #include <string>
 #include <thread>
@@ -19,10 +22,12 @@
 namespace bloomkv {
 namespace {
 
-std::string Key(int k) {
-  std::string s;
-  PutFixed32(&s, static_cast<uint32_t>(k));
-  return s;
+constexpr uint64_t kFileId = 7;
+constexpr uint64_t kBlockSize = 4096;
+
+// Block k of one file.
+CacheKey Key(int k) {
+  return CacheKey{kFileId, static_cast<uint64_t>(k) * kBlockSize};
 }
 
 std::shared_ptr<const void> Value(int v) { return std::make_shared<int>(v); }
@@ -48,15 +53,18 @@ TEST(CacheTest, HitAndMiss) {
   EXPECT_EQ(1000u, cache.capacity());
 }
 
-TEST(CacheTest, KeysAreBytesNotCStrings) {
+TEST(CacheTest, KeysDifferingInIdOrOffsetAreDistinct) {
   Cache cache(1000, 2);
-  const std::string a("k\0a", 3);
-  const std::string b("k\0b", 3);
-  cache.Insert(a, Value(1), 1);
-  cache.Insert(b, Value(2), 1);
-  EXPECT_EQ(1, *static_cast<const int*>(cache.Lookup(a).get()));
-  EXPECT_EQ(2, *static_cast<const int*>(cache.Lookup(b).get()));
-  EXPECT_EQ(nullptr, cache.Lookup(Slice("k")));
+  // Swapping id and offset must not collide either.
+  const CacheKey keys[] = {{1, 0}, {0, 1}, {1, 1}, {2, 0}, {1, 4096}};
+  for (int i = 0; i < 5; i++) cache.Insert(keys[i], Value(i), 1);
+  for (int i = 0; i < 5; i++) {
+    std::shared_ptr<const void> v = cache.Lookup(keys[i]);
+    ASSERT_NE(nullptr, v) << i;
+    EXPECT_EQ(i, *static_cast<const int*>(v.get()));
+  }
+  EXPECT_EQ(nullptr, cache.Lookup(CacheKey{0, 0}));
+  EXPECT_EQ(nullptr, cache.Lookup(CacheKey{2, 4096}));
 }
 
 TEST(CacheTest, EvictsLeastRecentlyUsed) {
@@ -129,6 +137,90 @@ TEST(CacheTest, Erase) {
   EXPECT_EQ(20u, cache.TotalCharge());
   cache.Erase(Key(2));
   EXPECT_EQ(0u, cache.TotalCharge());
+}
+
+TEST(CacheTest, EraseIdRemovesExactlyOneFilesEntries) {
+  for (int shard_bits : {0, 4}) {
+    SCOPED_TRACE(shard_bits);
+    Cache cache(1 << 20, shard_bits);
+    constexpr int kBlocks = 100;
+    for (uint64_t id = 1; id <= 3; id++) {
+      for (int b = 0; b < kBlocks; b++) {
+        cache.Insert(CacheKey{id, b * kBlockSize}, Value(b), id * 10);
+      }
+    }
+    EXPECT_EQ(kBlocks * (10u + 20u + 30u), cache.TotalCharge());
+    cache.EraseId(2);
+    EXPECT_EQ(kBlocks * (10u + 30u), cache.TotalCharge());
+    for (int b = 0; b < kBlocks; b++) {
+      EXPECT_NE(nullptr, cache.Lookup(CacheKey{1, b * kBlockSize})) << b;
+      EXPECT_EQ(nullptr, cache.Lookup(CacheKey{2, b * kBlockSize})) << b;
+      EXPECT_NE(nullptr, cache.Lookup(CacheKey{3, b * kBlockSize})) << b;
+    }
+    cache.EraseId(2);  // nothing left to erase
+    cache.EraseId(99);
+    EXPECT_EQ(kBlocks * (10u + 30u), cache.TotalCharge());
+    // The file's blocks can be cached again afterwards.
+    cache.Insert(CacheKey{2, 0}, Value(5), 1);
+    EXPECT_NE(nullptr, cache.Lookup(CacheKey{2, 0}));
+  }
+}
+
+TEST(CacheTest, MatchesModelLruUnderRandomOperations) {
+  // One shard, so the cache must behave exactly like a plain LRU list
+  // charged in bytes: same hits, same evictions, same total charge.
+  for (uint64_t seed : test::TestSeeds()) {
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    Random rnd(seed);
+    constexpr size_t kCapacity = 200;
+    Cache cache(kCapacity, 0);
+    struct ModelEntry {
+      CacheKey key;
+      int value;
+      size_t charge;
+    };
+    std::list<ModelEntry> model;  // front = most recent
+    auto find = [&](const CacheKey& k) {
+      return std::find_if(model.begin(), model.end(),
+                          [&](const ModelEntry& e) { return e.key == k; });
+    };
+    auto model_charge = [&] {
+      size_t total = 0;
+      for (const ModelEntry& e : model) total += e.charge;
+      return total;
+    };
+    for (int op = 0; op < 3000; op++) {
+      const CacheKey k{1 + rnd.Uniform(3), rnd.Uniform(20) * kBlockSize};
+      const uint64_t what = rnd.Uniform(10);
+      auto it = find(k);
+      if (what < 4) {
+        const int v = op;
+        const size_t charge = 1 + rnd.Uniform(40);
+        cache.Insert(k, Value(v), charge);
+        if (it != model.end()) model.erase(it);
+        if (charge <= kCapacity) {
+          model.push_front(ModelEntry{k, v, charge});
+          while (model_charge() > kCapacity) model.pop_back();
+        }
+      } else if (what < 9) {
+        std::shared_ptr<const void> got = cache.Lookup(k);
+        if (it == model.end()) {
+          ASSERT_EQ(nullptr, got) << "op " << op;
+        } else {
+          ASSERT_NE(nullptr, got) << "op " << op;
+          ASSERT_EQ(it->value, *static_cast<const int*>(got.get()));
+          model.splice(model.begin(), model, it);
+        }
+      } else if (rnd.Uniform(4) == 0) {
+        cache.EraseId(k.id);
+        model.remove_if([&](const ModelEntry& e) { return e.key.id == k.id; });
+      } else {
+        cache.Erase(k);
+        if (it != model.end()) model.erase(it);
+      }
+      ASSERT_EQ(model_charge(), cache.TotalCharge()) << "op " << op;
+    }
+  }
 }
 
 TEST(CacheTest, OversizeEntryIsNotKept) {

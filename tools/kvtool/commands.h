@@ -114,6 +114,16 @@ int RunDump(const Context& ctx, const std::string& file, uint64_t limit);
 // file. Exit code 0 when clean, 1 with one line per problem otherwise.
 int RunVerify(const Context& ctx, const std::string& path);
 
+// ---- recovery and backup (operator_commands.cc) ---------------------------
+
+// Rebuilds the manifest with RepairDB and prints its report. Takes the lock.
+int RunRepair(const Context& ctx, const std::string& db);
+
+// Copies the live database into the new directory `dir` (CreateCheckpoint);
+// flush first unless told not to.
+int RunCheckpoint(const Context& ctx, const std::string& db,
+                  const std::string& dir, bool flush);
+
 }  // namespace bloomkv::kvtool
 
 #endif  // BLOOMKV_TOOLS_KVTOOL_COMMANDS_H_

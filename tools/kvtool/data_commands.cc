@@ -75,6 +75,9 @@ int RunScan(const Context& ctx, const std::string& path,
         << ",\n  \"complete\": " << (s.ok() ? "true" : "false") << "\n}\n";
   }
   out.flush();
+  // A read that fails mid-scan is damage, whatever its status says; exit
+  // code 1 would read as "not found".
+  if (s.IsNotFound()) return Fail(*ctx.err, kExitCorruption, s.ToString());
   if (!s.ok()) return FailWith(*ctx.err, s);
   return kExitOk;
 }

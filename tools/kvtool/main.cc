@@ -36,6 +36,8 @@ struct Args {
   std::string input;
   bool json = false;
   bool create = false;
+  bool no_flush = false;
+  std::string dir;
   uint64_t samples = kDefaultSamples;
   std::optional<uint64_t> seed;
   uint64_t limit = 0;
@@ -173,6 +175,24 @@ int Run(int argc, char** argv) {
   load->add_option("--batch", a.batch, "Records per write batch (default 1000)")
       ->check(CLI::Range(uint64_t{1}, kMaxBatchRecords));
 
+  CLI::App* repair = app.add_subcommand(
+      "repair",
+      "Rebuild the manifest from the readable segments and logs; what "
+      "cannot be read moves to DB/lost/");
+  AddDb(repair, &a);
+  AddJson(repair, &a);
+
+  CLI::App* checkpoint = app.add_subcommand(
+      "checkpoint",
+      "Copy the database into the new directory DIR, itself a database "
+      "(segments hard-linked, the rest copied); takes the database lock");
+  AddDb(checkpoint, &a);
+  checkpoint->add_option("DIR", a.dir, "New directory (must not exist)")
+      ->required();
+  checkpoint->add_flag("--no-flush", a.no_flush,
+                       "Copy the whole log instead of flushing the memtable "
+                       "first");
+
   // CLI11 would call an unknown subcommand an unexpected argument, or say
   // that a subcommand is required; name the actual mistake instead.
   if (argc > 1 && argv[1][0] != '-') {
@@ -232,6 +252,10 @@ int Run(int argc, char** argv) {
     lo.progress = ::isatty(STDOUT_FILENO) == 1;
     lo.batch_records = a.batch;
     return RunLoad(ctx, a.db, a.input, lo);
+  }
+  if (repair->parsed()) return RunRepair(ctx, a.db);
+  if (checkpoint->parsed()) {
+    return RunCheckpoint(ctx, a.db, a.dir, /*flush=*/!a.no_flush);
   }
   return Fail(std::cerr, kExitUsage, "no subcommand (see 'kvtool --help')");
 }

@@ -66,6 +66,13 @@ struct FileReport {
   void Note(const std::string& message) {
     findings.emplace_back(Severity::kNote, message);
   }
+  // For a file the database does not use (a left-over of a crash, or an old
+  // manifest): recovery ignores it, so what is wrong with it is a note.
+  void DemoteToNotes(const std::string& why) {
+    for (auto& f : findings) f.first = Severity::kNote;
+    findings.emplace(findings.begin(), Severity::kNote, why);
+    if (summary.empty()) summary = "not used by the database";
+  }
 };
 
 // "1 edit", "2 edits".
@@ -262,7 +269,13 @@ std::vector<FileReport> VerifyDatabase(const std::string& dir) {
       if (name == current_manifest) {
         live = std::move(files);
       } else {
-        reports.back().Note(path + ": not the manifest CURRENT names");
+        const std::string why = path + ": not the manifest CURRENT names";
+        // Without a readable CURRENT, no manifest is known to be unused.
+        if (current_manifest.empty()) {
+          reports.back().Note(why);
+        } else {
+          reports.back().DemoteToNotes(why);
+        }
       }
     } else if (type == FileType::kLogFile) {
       reports.push_back(VerifyLog(path));
@@ -277,7 +290,8 @@ std::vector<FileReport> VerifyDatabase(const std::string& dir) {
     auto it = live.find(number);
     if (it == live.end()) {
       if (!current_manifest.empty()) {
-        r.Note(path + ": not listed in the manifest (a left-over file)");
+        r.DemoteToNotes(path +
+                        ": not listed in the manifest (a left-over file)");
       }
       continue;
     }

@@ -1,8 +1,6 @@
 // The short-link HTTP handlers; see service.h.
 #include "tools/shortlink/service.h"
 
-#include <httplib.h>
-
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -21,18 +19,12 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// When the current request on this worker thread was routed. Set by the
-// pre-routing handler, consumed by the logger, which httplib calls on the
-// same thread once the response is written.
-thread_local Clock::time_point t_request_start;
-thread_local bool t_request_started = false;
-
-void SendJson(httplib::Response& res, int status, const json& body) {
+void SendJson(HttpResponse& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.SetContent(body.dump(), "application/json");
 }
 
-void SendError(httplib::Response& res, int status, std::string_view message) {
+void SendError(HttpResponse& res, int status, std::string_view message) {
   SendJson(res, status, json{{"error", std::string(message)}});
 }
 
@@ -66,6 +58,8 @@ const char* ReasonPhrase(int status) {
       return "internal error";
     case 503:
       return "unavailable";
+    case 505:
+      return "http version not supported";
     default:
       return status < 500 ? "client error" : "server error";
   }
@@ -88,7 +82,7 @@ std::string TrimTrailingSlashes(std::string s) {
 
 // Reads {"url", "alias"?, "ttl_seconds"?}. Returns false after answering
 // 400 if the body is not acceptable.
-bool ParseCreateRequest(const std::string& body, httplib::Response& res,
+bool ParseCreateRequest(const std::string& body, HttpResponse& res,
                         std::string* url, std::string* alias,
                         int64_t* ttl_seconds) {
   const json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
@@ -156,156 +150,143 @@ bool CheckBearerToken(std::string_view header, std::string_view expected) {
 }
 
 Service::Service(LinkStore* store, ServiceOptions options)
-    : store_(store), options_(std::move(options)) {}
+    : store_(store),
+      options_(std::move(options)),
+      base_url_(TrimTrailingSlashes(options_.base_url)),
+      redirect_status_(options_.redirect_status == 301 ? 301 : 302) {}
 
-void Service::Install(httplib::Server* server) {
-  const std::string base_url = TrimTrailingSlashes(options_.base_url);
-  const int redirect_status = options_.redirect_status == 301 ? 301 : 302;
+void Service::Handle(const HttpRequest& req, HttpResponse* res) {
+  const auto start = Clock::now();
+  try {
+    Route(req, *res);
+  } catch (const std::exception&) {
+    *res = HttpResponse();
+    SendError(*res, 500, "internal error");
+  }
+  if (res->status >= 400 && res->body.empty()) {
+    SendError(*res, res->status, ReasonPhrase(res->status));
+  }
+  const double seconds =
+      std::chrono::duration<double>(Clock::now() - start).count();
+  metrics_.RecordRequest(ClassifyRoute(req.method, req.path), res->status,
+                         seconds);
+}
 
-  server->set_payload_max_length(kMaxBodyBytes);
+void Service::Reject(const HttpRequest& req, HttpResponse* res) {
+  SendError(*res, res->status, ReasonPhrase(res->status));
+  // Duration unknown: the request was refused before it was routed.
+  metrics_.RecordRequest(ClassifyRoute(req.method, req.path), res->status, -1);
+}
 
-  server->set_pre_routing_handler(
-      [](const httplib::Request&, httplib::Response&) {
-        t_request_start = Clock::now();
-        t_request_started = true;
-        return httplib::Server::HandlerResponse::Unhandled;
-      });
-  server->set_logger([this](const httplib::Request& req,
-                            const httplib::Response& res) {
-    double seconds = -1;  // unknown: answered before routing (e.g. 413)
-    if (t_request_started) {
-      seconds =
-          std::chrono::duration<double>(Clock::now() - t_request_start).count();
-      t_request_started = false;
-    }
-    metrics_.RecordRequest(ClassifyRoute(req.method, req.path), res.status,
-                           seconds);
-  });
-  // Called for every answer >= 400; fills in a JSON body where the handler
-  // (or httplib itself, e.g. for 404 and 413) left none.
-  server->set_error_handler(httplib::Server::HandlerWithResponse(
-      [](const httplib::Request&, httplib::Response& res) {
-        if (res.body.empty()) {
-          SendError(res, res.status, ReasonPhrase(res.status));
-        }
-        return httplib::Server::HandlerResponse::Handled;
-      }));
-  server->set_exception_handler(
-      [](const httplib::Request&, httplib::Response& res, std::exception_ptr) {
-        SendError(res, 500, "internal error");
-      });
-
-  server->Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
-  });
-
-  server->Get("/metrics",
-              [this](const httplib::Request&, httplib::Response& res) {
-                res.set_content(metrics_.Render(store_->Stats()),
-                                "text/plain; version=0.0.4; charset=utf-8");
-              });
-
-  server->Post("/api/links", [this, base_url](const httplib::Request& req,
-                                              httplib::Response& res) {
-    std::string url, alias;
-    int64_t ttl_seconds = 0;
-    if (!ParseCreateRequest(req.body, res, &url, &alias, &ttl_seconds)) {
-      return;
-    }
-    CreateOutcome outcome;
-    std::string code;
-    LinkRecord record;
-    const Status s =
-        store_->Create(url, alias, ttl_seconds, &outcome, &code, &record);
-    if (s.IsInvalidArgument()) return SendError(res, 400, s.message());
-    if (!s.ok()) return SendError(res, 500, "store error");
-    switch (outcome) {
-      case CreateOutcome::kAliasTaken:
-        return SendError(res, 409, "alias is already taken");
-      case CreateOutcome::kExisting:
-        return SendJson(res, 200, LinkJson(base_url, code, record));
-      case CreateOutcome::kCreated:
-        metrics_.RecordLinkCreated();
-        return SendJson(res, 201, LinkJson(base_url, code, record));
-    }
-  });
-
-  // Looks a code up, counting the outcome; answers 404/410 itself. True if
-  // *record holds a live link.
-  auto lookup = [this](const std::string& code, httplib::Response& res,
-                       LinkRecord* record) {
-    if (!IsWellFormedCode(code) || IsReservedWord(code)) {
-      metrics_.RecordLookup(LookupResult::kMalformed);
-      SendError(res, 404, "no such link");
-      return false;
-    }
-    const Status s = store_->Lookup(code, record);
-    if (s.IsNotFound()) {
-      metrics_.RecordLookup(LookupResult::kNotFound);
-      SendError(res, 404, "no such link");
-      return false;
-    }
-    if (!s.ok()) {
-      SendError(res, 500, "store error");
-      return false;
-    }
-    if (IsExpired(record->expires_at, store_->Now())) {
-      metrics_.RecordLookup(LookupResult::kExpired);
-      SendError(res, 410, "link expired");
-      return false;
-    }
-    metrics_.RecordLookup(LookupResult::kFound);
+void Service::Route(const HttpRequest& req, HttpResponse& res) {
+  const std::string_view path = req.path;
+  // HEAD is answered as GET; the server leaves the body out.
+  const bool get = req.method == "GET" || req.method == "HEAD";
+  const bool post = req.method == "POST";
+  constexpr std::string_view kLinks = "/api/links/";
+  constexpr std::string_view kAdmin = "/admin/";
+  // The single path segment after `prefix`, if path is prefix + segment.
+  auto segment = [path](std::string_view prefix, std::string* out) {
+    if (!path.starts_with(prefix)) return false;
+    const std::string_view rest = path.substr(prefix.size());
+    if (rest.find('/') != std::string_view::npos) return false;
+    out->assign(rest);
     return true;
   };
+  std::string code;
 
-  server->Get(
-      R"(/api/links/([^/]*))",
-      [lookup, base_url](const httplib::Request& req, httplib::Response& res) {
-        const std::string code = req.matches[1];
-        LinkRecord record;
-        if (!lookup(code, res, &record)) return;
-        SendJson(res, 200, LinkJson(base_url, code, record));
-      });
-
-  server->Delete(R"(/api/links/([^/]*))",
-                 [this](const httplib::Request& req, httplib::Response& res) {
-                   if (!CheckBearerToken(req.get_header_value("Authorization"),
-                                         options_.admin_token)) {
-                     res.set_header("WWW-Authenticate", "Bearer");
-                     return SendError(res, 401, "missing or wrong admin token");
-                   }
-                   const std::string code = req.matches[1];
-                   if (!IsWellFormedCode(code))
-                     return SendError(res, 404, "no such link");
-                   const Status s = store_->Remove(code);
-                   if (s.IsNotFound())
-                     return SendError(res, 404, "no such link");
-                   if (!s.ok()) return SendError(res, 500, "store error");
-                   res.status = 204;
-                 });
-
-  server->Post(R"(/admin/(flush|compact))", [this](const httplib::Request& req,
-                                                   httplib::Response& res) {
-    if (!CheckBearerToken(req.get_header_value("Authorization"),
-                          options_.admin_token)) {
-      res.set_header("WWW-Authenticate", "Bearer");
+  if (get && path == "/healthz") return res.SetContent("ok\n", "text/plain");
+  if (get && path == "/metrics") {
+    return res.SetContent(metrics_.Render(store_->Stats()),
+                          "text/plain; version=0.0.4; charset=utf-8");
+  }
+  if (post && path == "/api/links") return CreateLink(req, res);
+  if (get && segment(kLinks, &code)) {
+    LinkRecord record;
+    if (!Lookup(code, res, &record)) return;
+    return SendJson(res, 200, LinkJson(base_url_, code, record));
+  }
+  if (req.method == "DELETE" && segment(kLinks, &code)) {
+    if (!CheckBearerToken(req.Header("Authorization"), options_.admin_token)) {
+      res.headers.emplace_back("WWW-Authenticate", "Bearer");
       return SendError(res, 401, "missing or wrong admin token");
     }
-    const Status s =
-        req.matches[1] == "flush" ? store_->Flush() : store_->CompactAll();
+    if (!IsWellFormedCode(code)) return SendError(res, 404, "no such link");
+    const Status s = store_->Remove(code);
+    if (s.IsNotFound()) return SendError(res, 404, "no such link");
+    if (!s.ok()) return SendError(res, 500, "store error");
+    res.status = 204;
+    return;
+  }
+  if (post && segment(kAdmin, &code) &&
+      (code == "flush" || code == "compact")) {
+    if (!CheckBearerToken(req.Header("Authorization"), options_.admin_token)) {
+      res.headers.emplace_back("WWW-Authenticate", "Bearer");
+      return SendError(res, 401, "missing or wrong admin token");
+    }
+    const Status s = code == "flush" ? store_->Flush() : store_->CompactAll();
     if (!s.ok()) return SendError(res, 500, s.ToString());
-    SendJson(res, 200, json{{"ok", true}});
-  });
-
+    return SendJson(res, 200, json{{"ok", true}});
+  }
   // Last: every other single-segment GET is a short code.
-  server->Get(R"(/([^/]*))",
-              [lookup, redirect_status](const httplib::Request& req,
-                                        httplib::Response& res) {
-                LinkRecord record;
-                if (!lookup(req.matches[1], res, &record)) return;
-                res.status = redirect_status;
-                res.set_header("Location", record.url);
-              });
+  if (get && segment("/", &code)) {
+    LinkRecord record;
+    if (!Lookup(code, res, &record)) return;
+    res.status = redirect_status_;
+    res.headers.emplace_back("Location", record.url);
+    return;
+  }
+  SendError(res, 404, "not found");
+}
+
+void Service::CreateLink(const HttpRequest& req, HttpResponse& res) {
+  std::string url, alias;
+  int64_t ttl_seconds = 0;
+  if (!ParseCreateRequest(req.body, res, &url, &alias, &ttl_seconds)) return;
+  CreateOutcome outcome;
+  std::string code;
+  LinkRecord record;
+  const Status s =
+      store_->Create(url, alias, ttl_seconds, &outcome, &code, &record);
+  if (s.IsInvalidArgument()) return SendError(res, 400, s.message());
+  if (!s.ok()) return SendError(res, 500, "store error");
+  switch (outcome) {
+    case CreateOutcome::kAliasTaken:
+      return SendError(res, 409, "alias is already taken");
+    case CreateOutcome::kExisting:
+      return SendJson(res, 200, LinkJson(base_url_, code, record));
+    case CreateOutcome::kCreated:
+      metrics_.RecordLinkCreated();
+      return SendJson(res, 201, LinkJson(base_url_, code, record));
+  }
+}
+
+// Looks a code up, counting the outcome; answers 404/410 itself. True if
+// *record holds a live link.
+bool Service::Lookup(const std::string& code, HttpResponse& res,
+                     LinkRecord* record) {
+  if (!IsWellFormedCode(code) || IsReservedWord(code)) {
+    metrics_.RecordLookup(LookupResult::kMalformed);
+    SendError(res, 404, "no such link");
+    return false;
+  }
+  const Status s = store_->Lookup(code, record);
+  if (s.IsNotFound()) {
+    metrics_.RecordLookup(LookupResult::kNotFound);
+    SendError(res, 404, "no such link");
+    return false;
+  }
+  if (!s.ok()) {
+    SendError(res, 500, "store error");
+    return false;
+  }
+  if (IsExpired(record->expires_at, store_->Now())) {
+    metrics_.RecordLookup(LookupResult::kExpired);
+    SendError(res, 410, "link expired");
+    return false;
+  }
+  metrics_.RecordLookup(LookupResult::kFound);
+  return true;
 }
 
 }  // namespace shortlink

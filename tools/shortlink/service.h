@@ -9,10 +9,11 @@
 //   GET    /metrics            Prometheus text               200
 //   GET    /healthz            "ok"                          200
 // docs/shortlinkd.md describes every status and error. Every error answer
-// is JSON {"error": "..."}; no request can make the process crash (handlers
-// catch everything, and an exception handler backs them up).
+// is JSON {"error": "..."}; no request can make the process crash (Handle
+// catches everything). The HTTP framing (limits, timeouts, keep-alive) is
+// the server's job: tools/shortlinkd/http_server.h.
 //
-// Thread-safety: handlers run on the HTTP server's worker threads
+// Thread-safety: Handle and Reject run on the HTTP server's threads
 // concurrently; the Service itself holds only immutable configuration and
 // thread-safe metrics.
 #ifndef BLOOMKV_TOOLS_SHORTLINK_SERVICE_H_
@@ -22,12 +23,9 @@
 #include <string>
 #include <string_view>
 
+#include "tools/shortlink/http_message.h"
 #include "tools/shortlink/link_store.h"
 #include "tools/shortlink/metrics.h"
-
-namespace httplib {
-class Server;
-}  // namespace httplib
 
 namespace shortlink {
 
@@ -57,15 +55,26 @@ class Service {
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
 
-  // Registers the routes, error and exception handlers, the body-size limit
-  // and request accounting on `server`.
-  void Install(httplib::Server* server);
+  // Answers one complete request and counts it in the metrics. Every answer
+  // >= 400 gets a JSON error body.
+  void Handle(const HttpRequest& req, HttpResponse* res);
+
+  // Fills in the answer to a request the server refused before it was
+  // complete (res->status is set: 400, 408, 413, ...) and counts it. `req`
+  // holds what was parsed, possibly nothing.
+  void Reject(const HttpRequest& req, HttpResponse* res);
 
   ServiceMetrics* metrics() { return &metrics_; }
 
  private:
+  void Route(const HttpRequest& req, HttpResponse& res);
+  void CreateLink(const HttpRequest& req, HttpResponse& res);
+  bool Lookup(const std::string& code, HttpResponse& res, LinkRecord* record);
+
   LinkStore* const store_;
   const ServiceOptions options_;
+  const std::string base_url_;  // without trailing slashes
+  const int redirect_status_;
   ServiceMetrics metrics_;
 };
 

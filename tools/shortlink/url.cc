@@ -124,6 +124,16 @@ Status NormalizeUrl(std::string_view url, std::string* normalized) {
     }
   }
   if (host.empty()) return Status::InvalidArgument("url has no host");
+  if (host[0] != '[') {
+    // Dot-separated labels, none empty; one trailing dot (the DNS root) is
+    // allowed. Refuses ".", "...", ".a" and "a..b".
+    const std::string_view name =
+        std::string_view(host).substr(0, host.size() - (host.back() == '.'));
+    if (name.empty() || name.front() == '.' ||
+        name.find("..") != std::string_view::npos || name.back() == '.') {
+      return Status::InvalidArgument("url host has an empty label");
+    }
+  }
 
   uint32_t port = 0;
   if (has_port && !port_text.empty()) {

@@ -9,10 +9,10 @@
 // HTTP) and exits; the load script uses it. docs/shortlinkd.md lists every
 // flag.
 //
-// Threads: httplib's worker pool serves requests; one thread waits for
+// Threads: the HTTP server's event thread reads requests and its worker
+// pool answers them (tools/shortlinkd/http_server.h); one thread waits for
 // signals; one runs the periodic compaction. Signals are blocked in every
 // thread but the signal thread, which is the only one to act on them.
-#include <httplib.h>
 #include <pthread.h>
 #include <signal.h>
 
@@ -31,6 +31,7 @@
 
 #include "tools/shortlink/link_store.h"
 #include "tools/shortlink/service.h"
+#include "tools/shortlinkd/http_server.h"
 
 namespace {
 
@@ -45,6 +46,10 @@ struct Flags {
   double bits_per_key = 10.0;
   size_t block_cache_mb = 8;
   int threads = 16;
+  int read_timeout_ms = 10'000;
+  int idle_timeout_ms = 30'000;
+  int write_timeout_ms = 10'000;
+  size_t max_connections = 10'000;
   int64_t compact_interval = 3600;
   std::string test_clock_file;
   std::string port_file;
@@ -159,6 +164,23 @@ int main(int argc, char** argv) {
   app.add_option("--threads", flags.threads, "HTTP worker threads")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
+  app.add_option("--read-timeout-ms", flags.read_timeout_ms,
+                 "a request must arrive within this time of its first byte "
+                 "(else 408)")
+      ->check(CLI::Range(1, 3'600'000))
+      ->capture_default_str();
+  app.add_option("--idle-timeout-ms", flags.idle_timeout_ms,
+                 "an idle keep-alive connection is closed after this")
+      ->check(CLI::Range(1, 3'600'000))
+      ->capture_default_str();
+  app.add_option("--write-timeout-ms", flags.write_timeout_ms,
+                 "a response must be taken by the client within this time")
+      ->check(CLI::Range(1, 3'600'000))
+      ->capture_default_str();
+  app.add_option("--max-connections", flags.max_connections,
+                 "open connections beyond this are closed at once")
+      ->check(CLI::Range(1, 1'000'000))
+      ->capture_default_str();
   app.add_option("--compact-interval", flags.compact_interval,
                  "seconds between full compactions (0: never)")
       ->check(CLI::NonNegativeNumber)
@@ -205,28 +227,26 @@ int main(int argc, char** argv) {
   }
   if (flags.preload > 0) return Preload(store.get(), flags);
 
-  httplib::Server server;
-  const int threads = flags.threads;
-  server.new_task_queue = [threads] {
-    return new httplib::ThreadPool(static_cast<size_t>(threads));
-  };
-  // Answers are small and written in pieces; without TCP_NODELAY, Nagle and
-  // delayed ACKs add ~40 ms to keep-alive requests.
-  server.set_tcp_nodelay(true);
-  server.set_read_timeout(5, 0);
-  server.set_write_timeout(5, 0);
-  server.set_keep_alive_timeout(5);
-  server.set_keep_alive_max_count(1000);
-
-  if (port == 0) {
-    port = server.bind_to_any_port(host);
-    if (port < 0) port = 0;
-  } else if (!server.bind_to_port(host, port)) {
-    port = 0;
-  }
-  if (port == 0) {
-    std::fprintf(stderr, "shortlinkd: cannot listen on %s\n",
-                 flags.listen.c_str());
+  shortlink::HttpServerOptions http_options;
+  http_options.threads = flags.threads;
+  http_options.read_timeout_ms = flags.read_timeout_ms;
+  http_options.idle_timeout_ms = flags.idle_timeout_ms;
+  http_options.write_timeout_ms = flags.write_timeout_ms;
+  http_options.max_body_bytes = shortlink::kMaxBodyBytes;
+  http_options.max_connections = flags.max_connections;
+  // The service is created once the port (part of its base URL) is known;
+  // no request is read before Run.
+  std::unique_ptr<shortlink::Service> service;
+  shortlink::HttpServer server(
+      http_options,
+      [&service](const shortlink::HttpRequest& req,
+                 shortlink::HttpResponse* res) { service->Handle(req, res); },
+      [&service](const shortlink::HttpRequest& req,
+                 shortlink::HttpResponse* res) { service->Reject(req, res); });
+  s = server.Listen(host, port, &port);
+  if (!s.ok()) {
+    std::fprintf(stderr, "shortlinkd: cannot listen on %s: %s\n",
+                 flags.listen.c_str(), s.ToString().c_str());
     return 1;
   }
   const bool v6 = host.find(':') != std::string::npos;
@@ -238,15 +258,14 @@ int main(int argc, char** argv) {
       flags.base_url.empty() ? "http://" + bound : flags.base_url;
   service_options.redirect_status = flags.redirect_status;
   service_options.admin_token = flags.admin_token;
-  shortlink::Service service(store.get(), service_options);
-  service.Install(&server);
+  service = std::make_unique<shortlink::Service>(store.get(), service_options);
 
   std::atomic<bool> signalled{false};
   std::thread signal_thread([&server, &signals, &signalled] {
     int sig = 0;
     sigwait(&signals, &sig);
     signalled = true;
-    server.stop();
+    server.Stop();
   });
 
   std::mutex compact_mu;
@@ -282,7 +301,10 @@ int main(int argc, char** argv) {
               flags.data.c_str());
   std::fflush(stdout);
 
-  const bool served = server.listen_after_bind();
+  const Status served = server.Run();
+  if (!served.ok()) {
+    std::fprintf(stderr, "shortlinkd: %s\n", served.ToString().c_str());
+  }
 
   // Wake the signal thread if the server stopped for another reason.
   if (!signalled) pthread_kill(signal_thread.native_handle(), SIGTERM);
@@ -300,5 +322,5 @@ int main(int argc, char** argv) {
   }
   store.reset();
   std::printf("shortlinkd stopped\n");
-  return served && s.ok() ? 0 : 1;
+  return served.ok() && s.ok() ? 0 : 1;
 }

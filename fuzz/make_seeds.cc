@@ -1,0 +1,196 @@
+// Writes the seed corpora of the fuzz targets: small valid inputs made by
+// the real writers (SegmentBuilder, BlockBuilder, log::Writer,
+// VersionEdit::EncodeTo, WriteBatch) plus a few damaged copies.
+//
+//   fuzz_make_seeds <corpus dir>   (writes <corpus dir>/<target>/<name>)
+//
+// Output is deterministic, so regenerating the committed corpus changes no
+// byte unless a format changed. Crash reproducers added to the corpus by
+// hand are left alone.
+// Thread-safety: single-threaded program.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bloomkv/filter_policy.h"
+#include "bloomkv/write_batch.h"
+#include "db/log_writer.h"
+#include "db/version_edit.h"
+#include "db/write_batch_internal.h"
+#include "table/block_builder.h"
+#include "table/internal_key.h"
+#include "table/segment_builder.h"
+#include "tests/testutil/mem_files.h"
+#include "util/random.h"
+
+namespace bloomkv::fuzz {
+namespace {
+
+std::filesystem::path g_root;
+
+void Write(const std::string& target, const std::string& name,
+           const std::string& contents) {
+  const std::filesystem::path dir = g_root / target;
+  std::filesystem::create_directories(dir);
+  std::ofstream out(dir / name, std::ios::binary | std::ios::trunc);
+  out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  if (!out) {
+    std::fprintf(stderr, "cannot write %s/%s\n", dir.c_str(), name.c_str());
+    std::exit(1);
+  }
+}
+
+// A valid input, its first half, and copies with one byte flipped at the
+// start, in the middle and near the end.
+void WriteWithDamage(const std::string& target, const std::string& name,
+                     const std::string& valid) {
+  Write(target, "valid-" + name, valid);
+  if (valid.size() < 4) return;
+  Write(target, "damaged-" + name + "-truncated",
+        valid.substr(0, valid.size() / 2));
+  std::string flipped = valid;
+  flipped[valid.size() / 2] ^= 0x10;
+  Write(target, "damaged-" + name + "-flipped-middle", flipped);
+  flipped = valid;
+  flipped[valid.size() - 3] ^= 0x01;
+  Write(target, "damaged-" + name + "-flipped-end", flipped);
+}
+
+std::string Key(Random* rnd, int i) {
+  return "key" + std::to_string(1000 + i) + std::string(rnd->Uniform(3), 'x');
+}
+
+std::string Segment(int num_keys, CompressionType compression, bool with_filter,
+                    bool tombstones, size_t block_size) {
+  Random rnd(301 + num_keys);
+  SegmentBuilderOptions options;
+  options.block_size = block_size;
+  options.block_restart_interval = 4;
+  options.compression = compression;
+  if (with_filter) options.filter_policy = NewBloomFilterPolicy(10.0);
+  test::StringSink sink;
+  SegmentBuilder builder(options, &sink);
+  for (int i = 0; i < num_keys; i++) {
+    const std::string user_key = "key" + std::to_string(1000 + i);
+    // Two versions of every third key, the older one possibly a tombstone.
+    const int versions = i % 3 == 0 ? 2 : 1;
+    for (int v = versions; v > 0; v--) {
+      const bool del = tombstones && v == 1 && versions == 2;
+      const std::string value =
+          del ? "" : std::string(8 + rnd.Uniform(24), 'a' + i % 26);
+      Status s = builder.Add(
+          MakeInternalKey(user_key, 10 * i + v,
+                          del ? ValueType::kDeletion : ValueType::kValue),
+          value);
+      if (!s.ok()) std::exit(1);
+    }
+  }
+  if (!builder.Finish().ok()) std::exit(1);
+  return sink.contents();
+}
+
+std::string BlockOf(int num_keys, int restart_interval) {
+  Random rnd(7 + num_keys);
+  BlockBuilder b(restart_interval);
+  for (int i = 0; i < num_keys; i++) {
+    b.Add(MakeInternalKey(Key(&rnd, i), 5, ValueType::kValue),
+          std::string(rnd.Uniform(12), 'v'));
+  }
+  return b.Finish().ToString();
+}
+
+std::string Log(const std::vector<std::string>& records) {
+  test::StringSink sink;
+  log::Writer w(&sink);
+  for (const std::string& r : records) {
+    if (!w.AddRecord(r).ok()) std::exit(1);
+  }
+  return sink.contents();
+}
+
+void SegmentSeeds() {
+  const char* t = "segment_reader";
+  WriteWithDamage(t, "lz4-filter",
+                  Segment(60, CompressionType::kLZ4, true, true, 256));
+  WriteWithDamage(t, "raw-filter",
+                  Segment(12, CompressionType::kNone, true, false, 128));
+  Write(t, "valid-raw-no-filter",
+        Segment(20, CompressionType::kNone, false, true, 4096));
+  Write(t, "valid-empty",
+        Segment(0, CompressionType::kNone, true, false, 4096));
+}
+
+void BlockSeeds() {
+  const char* t = "block";
+  WriteWithDamage(t, "restart-1", BlockOf(6, 1));
+  WriteWithDamage(t, "restart-3", BlockOf(10, 3));
+  Write(t, "valid-restart-16", BlockOf(40, 16));
+  Write(t, "valid-empty", BlockOf(0, 16));
+}
+
+void LogSeeds() {
+  const char* t = "log_reader";
+  WriteWithDamage(t, "small-records", Log({"first", "", "third record", "4"}));
+  // A record split over two blocks, then a small one.
+  Write(t, "valid-fragmented", Log({std::string(32768 + 100, 'f'), "after"}));
+}
+
+void VersionEditSeeds() {
+  const char* t = "version_edit";
+  VersionEdit edit;
+  edit.SetLogNumber(12);
+  edit.SetNextFileNumber(15);
+  edit.SetLastSequence(4321);
+  edit.RemoveFile(0, 7);
+  edit.RemoveFile(1, 9);
+  for (int level : {0, 2}) {
+    auto f = std::make_shared<FileMetaData>();
+    f->number = 13 + level;
+    f->file_size = 65536;
+    f->num_entries = 800;
+    f->smallest = MakeInternalKey("apple", 100, ValueType::kValue);
+    f->largest = MakeInternalKey("pear", 90, ValueType::kDeletion);
+    edit.AddFile(level, f);
+  }
+  std::string encoded;
+  edit.EncodeTo(&encoded);
+  WriteWithDamage(t, "full", encoded);
+  VersionEdit small;
+  small.SetLastSequence(1);
+  encoded.clear();
+  small.EncodeTo(&encoded);
+  Write(t, "valid-last-sequence", encoded);
+}
+
+void WriteBatchSeeds() {
+  const char* t = "write_batch";
+  WriteBatch batch;
+  batch.Put("key1", "value1");
+  batch.Delete("key2");
+  batch.Put("key1", "");
+  batch.Put(std::string("k\0y", 3), "binary\xff");
+  WriteBatchInternal::SetSequence(&batch, 100);
+  WriteWithDamage(t, "mixed", WriteBatchInternal::Contents(&batch).ToString());
+  WriteBatch empty;
+  Write(t, "valid-empty", WriteBatchInternal::Contents(&empty).ToString());
+}
+
+}  // namespace
+}  // namespace bloomkv::fuzz
+
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s <corpus dir>\n", argv[0]);
+    return 2;
+  }
+  bloomkv::fuzz::g_root = argv[1];
+  bloomkv::fuzz::SegmentSeeds();
+  bloomkv::fuzz::BlockSeeds();
+  bloomkv::fuzz::LogSeeds();
+  bloomkv::fuzz::VersionEditSeeds();
+  bloomkv::fuzz::WriteBatchSeeds();
+  return 0;
+}

@@ -1,0 +1,47 @@
+// RepairDB: rebuilds a database whose manifest or CURRENT is lost or damaged
+// from the segments and write-ahead logs that can still be read.
+//
+//   bloomkv::RepairReport report;
+//   bloomkv::Status s = bloomkv::RepairDB(options, "/var/lib/links", &report);
+//
+// Every segment is read in full with checksums on; every log is replayed into
+// new level-0 segments, skipping damaged records. What cannot be read is moved
+// into <path>/lost/, never deleted. All segments end up in level 0, numbered
+// so that newer data is searched first; a fresh manifest and CURRENT name
+// them. See docs/operations.md for what is kept and what is dropped.
+//
+// Thread-safety: takes the database lock; fails if the database is open.
+#ifndef BLOOMKV_INCLUDE_REPAIR_H_
+#define BLOOMKV_INCLUDE_REPAIR_H_
+
+#include <cstdint>
+#include <string>
+
+#include "bloomkv/options.h"
+#include "bloomkv/status.h"
+
+namespace bloomkv {
+
+// What RepairDB did.
+struct RepairReport {
+  uint64_t segments_kept = 0;      // intact, kept as they are
+  uint64_t segments_salvaged = 0;  // damaged; readable entries rewritten
+  uint64_t segments_lost = 0;      // unreadable; moved to lost/ whole
+  uint64_t logs_replayed = 0;      // logs converted into segments
+  uint64_t log_records_replayed = 0;
+  uint64_t log_regions_dropped = 0;  // damaged regions of logs skipped
+  uint64_t log_bytes_dropped = 0;
+  // Entries a salvaged segment's properties count but that could not be read.
+  uint64_t entries_dropped = 0;
+  uint64_t segments_written = 0;  // new segments (from logs and salvage)
+  uint64_t files_moved_to_lost = 0;
+  uint64_t last_sequence = 0;  // the largest sequence number found
+};
+
+// REQUIRES: the database at path is not open (its lock is taken).
+Status RepairDB(const Options& options, const std::string& path,
+                RepairReport* report = nullptr);
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_INCLUDE_REPAIR_H_

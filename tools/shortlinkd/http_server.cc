@@ -1,0 +1,801 @@
+// HttpServer: see http_server.h. Everything about a connection (its buffer,
+// parse state and deadline) belongs to the event thread; workers see only a
+// copy of the request and hand back a response through done_ and an
+// eventfd.
+#include "tools/shortlinkd/http_server.h"
+
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cctype>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "util/thread_annotations.h"
+
+namespace shortlink {
+
+using bloomkv::Status;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Ms = std::chrono::milliseconds;
+
+// epoll tags of the two non-connection descriptors; connections count up
+// from kFirstConnId.
+constexpr uint64_t kListenId = 0;
+constexpr uint64_t kWakeId = 1;
+constexpr uint64_t kFirstConnId = 2;
+
+// How often deadlines are checked; timeouts fire up to this much late.
+constexpr Ms kSweepInterval{50};
+// Longest chunk-size line (with extensions) and trailer line.
+constexpr size_t kMaxChunkLineBytes = 1024;
+// Bytes read per recv.
+constexpr size_t kReadBlockBytes = 16 << 10;
+// After an answer that closes the connection the client's remaining bytes
+// are read and dropped (so the close does not reset the connection and
+// destroy the answer in flight), for at most this long and this much.
+constexpr Ms kDrainTime{1000};
+constexpr size_t kMaxDrainBytes = 1 << 20;
+// After EMFILE/ENFILE, accepting pauses this long.
+constexpr Ms kAcceptPause{100};
+
+bool IsTchar(char c) {
+  if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+      (c >= 'A' && c <= 'Z')) {
+    return true;
+  }
+  return std::strchr("!#$%&'*+-.^_`|~", c) != nullptr && c != '\0';
+}
+
+// Header value bytes: visible ASCII, space, tab and obs-text.
+bool IsFieldValueChar(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  return u == '\t' || (u >= 0x20 && u != 0x7f);
+}
+
+std::string_view TrimOws(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+    s.remove_prefix(1);
+  }
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
+    s.remove_suffix(1);
+  }
+  return s;
+}
+
+int HexValue(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// Percent-decodes a path; a '%' not followed by two hex digits stays as is.
+std::string DecodePath(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (size_t i = 0; i < s.size(); i++) {
+    if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 &&
+        HexValue(s[i + 2]) >= 0) {
+      out.push_back(
+          static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2])));
+      i += 2;
+    } else {
+      out.push_back(s[i]);
+    }
+  }
+  return out;
+}
+
+// True if the comma-separated header value holds `token` (any case).
+bool HasToken(std::string_view value, std::string_view token) {
+  while (!value.empty()) {
+    const size_t comma = value.find(',');
+    if (EqualsIgnoreCase(TrimOws(value.substr(0, comma)), token)) return true;
+    if (comma == std::string_view::npos) break;
+    value.remove_prefix(comma + 1);
+  }
+  return false;
+}
+
+const char* StatusText(int status) {
+  switch (status) {
+    case 100:
+      return "Continue";
+    case 200:
+      return "OK";
+    case 201:
+      return "Created";
+    case 204:
+      return "No Content";
+    case 301:
+      return "Moved Permanently";
+    case 302:
+      return "Found";
+    case 400:
+      return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 409:
+      return "Conflict";
+    case 410:
+      return "Gone";
+    case 413:
+      return "Content Too Large";
+    case 414:
+      return "URI Too Long";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return "Status";
+  }
+}
+
+enum class ParseResult { kNeedMore, kComplete, kError };
+
+struct Conn {
+  enum class State { kReading, kBusy, kWriting, kDraining };
+
+  explicit Conn(int f) : fd(f) {}
+  ~Conn() { close(fd); }
+
+  const int fd;
+  State state = State::kReading;
+  Clock::time_point deadline;
+  std::string in;  // received, not yet consumed
+
+  // The request being parsed.
+  bool started = false;  // a byte of it has arrived
+  size_t scan = 0;       // where the search for the end of the head resumes
+  bool head_done = false;
+  HttpRequest req;
+  bool head_method = false;
+  bool keep_alive = true;
+  bool chunked = false;
+  size_t content_length = 0;
+  // Chunked body decoding: position in `in` and what is expected there.
+  enum class Chunk { kSize, kData, kTrailer } chunk = Chunk::kSize;
+  size_t body_pos = 0;
+  size_t chunk_left = 0;
+  int error_status = 0;  // set with ParseResult::kError
+
+  // The response being written.
+  std::string out;
+  size_t out_pos = 0;
+  bool close_after = false;
+  size_t drained = 0;
+
+  void ResetRequest() {
+    started = false;
+    scan = 0;
+    head_done = false;
+    req = HttpRequest();
+    head_method = false;
+    keep_alive = true;
+    chunked = false;
+    content_length = 0;
+    chunk = Chunk::kSize;
+    body_pos = 0;
+    chunk_left = 0;
+    error_status = 0;
+  }
+};
+
+}  // namespace
+
+struct HttpServer::Impl {
+  Impl(HttpServerOptions o, Handler h, RejectHandler r)
+      : options(std::move(o)), handler(std::move(h)), reject(std::move(r)) {}
+  ~Impl() {
+    if (listen_fd >= 0) close(listen_fd);
+    if (epoll_fd >= 0) close(epoll_fd);
+    if (wake_fd >= 0) close(wake_fd);
+  }
+
+  struct Job {
+    uint64_t id;
+    HttpRequest req;
+  };
+  struct Done {
+    uint64_t id;
+    HttpResponse res;
+  };
+
+  const HttpServerOptions options;
+  const Handler handler;
+  const RejectHandler reject;
+  int listen_fd = -1;
+  int epoll_fd = -1;
+  int wake_fd = -1;
+  std::atomic<bool> stopping{false};
+
+  // Event thread only.
+  std::unordered_map<uint64_t, std::unique_ptr<Conn>> conns;
+  uint64_t next_id = kFirstConnId;
+  Clock::time_point accept_paused_until;
+  bool accept_paused = false;
+
+  // Shared with the workers.
+  std::mutex mu;
+  std::condition_variable jobs_cv;
+  std::deque<Job> jobs GUARDED_BY(mu);
+  std::vector<Done> done GUARDED_BY(mu);
+  bool workers_stop GUARDED_BY(mu) = false;
+
+  void Wake() {
+    const uint64_t one = 1;
+    (void)!write(wake_fd, &one, sizeof(one));
+  }
+
+  void WorkerLoop() {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      jobs_cv.wait(lock, [&] { return workers_stop || !jobs.empty(); });
+      if (jobs.empty()) return;
+      Job job = std::move(jobs.front());
+      jobs.pop_front();
+      lock.unlock();
+      HttpResponse res;
+      try {
+        handler(job.req, &res);
+      } catch (...) {
+        res = HttpResponse();
+        res.status = 500;
+        reject(job.req, &res);
+      }
+      lock.lock();
+      done.push_back(Done{job.id, std::move(res)});
+      Wake();
+    }
+  }
+
+  size_t MaxBufferedBytes() const {
+    // Head, body and up to three bytes of chunk framing per body byte.
+    return options.max_header_bytes + 4 * options.max_body_bytes;
+  }
+
+  ParseResult Fail(Conn* c, int status) {
+    c->error_status = status;
+    return ParseResult::kError;
+  }
+
+  ParseResult ParseHead(Conn* c, size_t head_end) {
+    const std::string_view head(c->in.data(), head_end);  // lines + CRLFs
+    size_t line_end = std::min(head.find("\r\n"), head.size());
+    const std::string_view line = head.substr(0, line_end);
+    // METHOD SP target SP HTTP/1.x
+    const size_t sp1 = line.find(' ');
+    const size_t sp2 =
+        sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+    if (sp2 == std::string_view::npos) return Fail(c, 400);
+    const std::string_view method = line.substr(0, sp1);
+    const std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+    const std::string_view version = line.substr(sp2 + 1);
+    if (method.empty()) return Fail(c, 400);
+    for (char ch : method) {
+      if (!IsTchar(ch)) return Fail(c, 400);
+    }
+    if (target.empty() || target[0] != '/') return Fail(c, 400);
+    for (char ch : target) {
+      const auto u = static_cast<unsigned char>(ch);
+      if (u <= 0x20 || u == 0x7f) return Fail(c, 400);
+    }
+    c->req.method.assign(method);
+    const size_t q = target.find('?');
+    c->req.path = DecodePath(target.substr(0, q));
+    if (q != std::string_view::npos) c->req.query.assign(target.substr(q + 1));
+    bool http10 = false;
+    if (version == "HTTP/1.0") {
+      http10 = true;
+    } else if (version != "HTTP/1.1") {
+      const bool looks_http =
+          version.size() == 8 && version.starts_with("HTTP/") &&
+          std::isdigit(static_cast<unsigned char>(version[5])) &&
+          version[6] == '.' &&
+          std::isdigit(static_cast<unsigned char>(version[7]));
+      return Fail(c, looks_http ? 505 : 400);
+    }
+    c->head_method = method == "HEAD";
+
+    bool have_length = false;
+    int te_headers = 0;
+    bool te_chunked = false;
+    bool keep_alive_asked = false;
+    size_t pos = line_end + 2;
+    while (pos < head.size()) {
+      line_end = std::min(head.find("\r\n", pos), head.size());
+      const std::string_view h = head.substr(pos, line_end - pos);
+      pos = line_end + 2;
+      const size_t colon = h.find(':');
+      // No name, whitespace before the colon, or a folded line.
+      if (colon == 0 || colon == std::string_view::npos) return Fail(c, 400);
+      const std::string_view name = h.substr(0, colon);
+      for (char ch : name) {
+        if (!IsTchar(ch)) return Fail(c, 400);
+      }
+      const std::string_view value = TrimOws(h.substr(colon + 1));
+      for (char ch : value) {
+        if (!IsFieldValueChar(ch)) return Fail(c, 400);
+      }
+      c->req.headers.emplace_back(std::string(name), std::string(value));
+
+      if (EqualsIgnoreCase(name, "Content-Length")) {
+        // A list or repeated header is accepted only if every value is the
+        // same number.
+        std::string_view rest = value;
+        for (;;) {
+          const size_t comma = rest.find(',');
+          const std::string_view v = TrimOws(rest.substr(0, comma));
+          if (v.empty() || v.size() > 18) return Fail(c, 400);
+          size_t n = 0;
+          for (char ch : v) {
+            if (ch < '0' || ch > '9') return Fail(c, 400);
+            n = n * 10 + static_cast<size_t>(ch - '0');
+          }
+          if (have_length && n != c->content_length) return Fail(c, 400);
+          have_length = true;
+          c->content_length = n;
+          if (comma == std::string_view::npos) break;
+          rest.remove_prefix(comma + 1);
+        }
+      } else if (EqualsIgnoreCase(name, "Transfer-Encoding")) {
+        te_headers++;
+        te_chunked = EqualsIgnoreCase(value, "chunked");
+      } else if (EqualsIgnoreCase(name, "Connection")) {
+        // HTTP/1.0 closes unless asked not to; HTTP/1.1 the other way.
+        if (HasToken(value, "close")) c->keep_alive = false;
+        if (HasToken(value, "keep-alive")) keep_alive_asked = true;
+      }
+    }
+    if (http10 && !keep_alive_asked) c->keep_alive = false;
+    if (te_headers > 0) {
+      // Only a single "chunked", never with a length, never in HTTP/1.0.
+      if (te_headers > 1 || !te_chunked || have_length || http10) {
+        return Fail(c, 400);
+      }
+      c->chunked = true;
+    }
+    if (c->content_length > options.max_body_bytes) return Fail(c, 413);
+    c->head_done = true;
+    c->body_pos = head_end + 4;
+
+    if ((c->chunked || c->content_length > 0) && !http10 &&
+        c->in.size() == c->body_pos &&
+        HasToken(c->req.Header("Expect"), "100-continue")) {
+      constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      (void)!send(c->fd, kContinue.data(), kContinue.size(), MSG_NOSIGNAL);
+    }
+    return ParseResult::kNeedMore;
+  }
+
+  // Decodes as much of a chunked body as has arrived.
+  ParseResult ParseChunks(Conn* c) {
+    for (;;) {
+      if (c->chunk == Conn::Chunk::kData) {
+        if (c->in.size() < c->body_pos + c->chunk_left + 2) {
+          return ParseResult::kNeedMore;
+        }
+        c->req.body.append(c->in, c->body_pos, c->chunk_left);
+        c->body_pos += c->chunk_left;
+        if (c->in.compare(c->body_pos, 2, "\r\n") != 0) return Fail(c, 400);
+        c->body_pos += 2;
+        c->chunk = Conn::Chunk::kSize;
+        continue;
+      }
+      const size_t eol = c->in.find("\r\n", c->body_pos);
+      if (eol == std::string::npos) {
+        return c->in.size() - c->body_pos > kMaxChunkLineBytes
+                   ? Fail(c, 400)
+                   : ParseResult::kNeedMore;
+      }
+      const std::string_view line(c->in.data() + c->body_pos,
+                                  eol - c->body_pos);
+      if (line.size() > kMaxChunkLineBytes) return Fail(c, 400);
+      c->body_pos = eol + 2;
+      for (char ch : line) {
+        if (ch == '\r' || ch == '\n' || ch == '\0') return Fail(c, 400);
+      }
+      if (c->chunk == Conn::Chunk::kTrailer) {
+        if (line.empty()) return ParseResult::kComplete;
+        if (line[0] == ' ' || line[0] == '\t' ||
+            line.find(':') == std::string_view::npos) {
+          return Fail(c, 400);
+        }
+        continue;  // trailers are read and ignored
+      }
+      // chunk-size [ext]: hex digits, then nothing or ";..." after OWS.
+      size_t i = 0;
+      size_t size = 0;
+      while (i < line.size() && HexValue(line[i]) >= 0) {
+        size = size * 16 + static_cast<size_t>(HexValue(line[i]));
+        if (size > options.max_body_bytes) return Fail(c, 413);
+        i++;
+      }
+      if (i == 0) return Fail(c, 400);
+      const std::string_view ext = TrimOws(line.substr(i));
+      if (!ext.empty() && ext[0] != ';') return Fail(c, 400);
+      if (c->req.body.size() + size > options.max_body_bytes) {
+        return Fail(c, 413);
+      }
+      if (size == 0) {
+        c->chunk = Conn::Chunk::kTrailer;
+      } else {
+        c->chunk = Conn::Chunk::kData;
+        c->chunk_left = size;
+      }
+    }
+  }
+
+  // Parses the request at the front of c->in.
+  ParseResult Parse(Conn* c) {
+    if (c->in.empty()) return ParseResult::kNeedMore;
+    if (!c->started) {
+      c->started = true;
+      c->deadline = Clock::now() + Ms(options.read_timeout_ms);
+    }
+    if (!c->head_done) {
+      // Every LF must end a CRLF; the head ends at the first CRLFCRLF.
+      const size_t limit = std::min(c->in.size(), options.max_header_bytes);
+      for (size_t k = c->scan; k < limit; k++) {
+        if (c->in[k] != '\n') continue;
+        if (k == 0 || c->in[k - 1] != '\r') return Fail(c, 400);
+        if (k >= 3 && c->in[k - 2] == '\n' && c->in[k - 3] == '\r') {
+          if (k == 3) return Fail(c, 400);  // empty request line
+          const ParseResult r = ParseHead(c, k - 3);
+          if (r != ParseResult::kNeedMore) return r;
+          break;
+        }
+      }
+      if (!c->head_done) {
+        c->scan = limit;
+        return c->in.size() >= options.max_header_bytes
+                   ? Fail(c, 431)
+                   : ParseResult::kNeedMore;
+      }
+    }
+    if (c->chunked) {
+      const ParseResult r = ParseChunks(c);
+      if (r != ParseResult::kComplete) return r;
+      c->in.erase(0, c->body_pos);
+      return r;
+    }
+    if (c->in.size() < c->body_pos + c->content_length) {
+      return ParseResult::kNeedMore;
+    }
+    c->req.body.assign(c->in, c->body_pos, c->content_length);
+    c->in.erase(0, c->body_pos + c->content_length);
+    return ParseResult::kComplete;
+  }
+
+  void CloseConn(uint64_t id) { conns.erase(id); }
+
+  void StartWrite(uint64_t id, Conn* c, const HttpResponse& res) {
+    std::string& out = c->out;
+    out.clear();
+    c->out_pos = 0;
+    out += "HTTP/1.1 ";
+    out += std::to_string(res.status);
+    out += ' ';
+    out += StatusText(res.status);
+    out += "\r\n";
+    if (!res.content_type.empty()) {
+      out += "Content-Type: " + res.content_type + "\r\n";
+    }
+    if (res.status != 204) {
+      out += "Content-Length: " + std::to_string(res.body.size()) + "\r\n";
+    }
+    if (c->close_after) out += "Connection: close\r\n";
+    for (const auto& [name, value] : res.headers) {
+      out += name + ": " + value + "\r\n";
+    }
+    out += "\r\n";
+    if (!c->head_method && res.status != 204) out += res.body;
+    c->state = Conn::State::kWriting;
+    c->deadline = Clock::now() + Ms(options.write_timeout_ms);
+    OnWritable(id, c);
+  }
+
+  void OnWritable(uint64_t id, Conn* c) {
+    while (c->out_pos < c->out.size()) {
+      const ssize_t n = send(c->fd, c->out.data() + c->out_pos,
+                             c->out.size() - c->out_pos, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      if (n <= 0) return CloseConn(id);
+      c->out_pos += static_cast<size_t>(n);
+    }
+    c->out.clear();
+    c->out_pos = 0;
+    if (c->close_after) {
+      shutdown(c->fd, SHUT_WR);
+      c->state = Conn::State::kDraining;
+      c->deadline = Clock::now() + kDrainTime;
+      c->in.clear();
+      return OnDrainable(id, c);
+    }
+    c->state = Conn::State::kReading;
+    c->ResetRequest();
+    c->deadline = Clock::now() + Ms(options.idle_timeout_ms);
+    OnReadable(id, c);  // the next pipelined request, then the socket
+  }
+
+  void OnDrainable(uint64_t id, Conn* c) {
+    char buf[kReadBlockBytes];
+    for (;;) {
+      const ssize_t n = recv(c->fd, buf, sizeof(buf), 0);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      if (n <= 0) return CloseConn(id);
+      c->drained += static_cast<size_t>(n);
+      if (c->drained > kMaxDrainBytes) return CloseConn(id);
+    }
+  }
+
+  // Refuses the current request with `status` and closes after answering.
+  void RejectRequest(uint64_t id, Conn* c, int status) {
+    HttpResponse res;
+    res.status = status;
+    reject(c->req, &res);
+    c->close_after = true;
+    StartWrite(id, c, res);
+  }
+
+  // Parses what is buffered, reading more until a request is complete, the
+  // socket is empty or the request fails.
+  void OnReadable(uint64_t id, Conn* c) {
+    for (;;) {
+      const ParseResult r = Parse(c);
+      if (r == ParseResult::kError)
+        return RejectRequest(id, c, c->error_status);
+      if (r == ParseResult::kComplete) {
+        c->state = Conn::State::kBusy;
+        c->close_after = !c->keep_alive || stopping;
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          jobs.push_back(Job{id, std::move(c->req)});
+        }
+        jobs_cv.notify_one();
+        return;
+      }
+      if (c->in.size() >= MaxBufferedBytes()) {
+        return RejectRequest(id, c, c->head_done ? 413 : 431);
+      }
+      const size_t old = c->in.size();
+      c->in.resize(old + kReadBlockBytes);
+      ssize_t n;
+      do {
+        n = recv(c->fd, c->in.data() + old, kReadBlockBytes, 0);
+      } while (n < 0 && errno == EINTR);
+      c->in.resize(old + (n > 0 ? static_cast<size_t>(n) : 0));
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return;
+      if (n <= 0) return CloseConn(id);  // closed mid-request or idle
+    }
+  }
+
+  void Accept() {
+    for (;;) {
+      const int fd =
+          accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EINTR || errno == ECONNABORTED) continue;
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
+            errno == ENOMEM) {
+          epoll_event ev{};
+          epoll_ctl(epoll_fd, EPOLL_CTL_MOD, listen_fd, &ev);
+          accept_paused = true;
+          accept_paused_until = Clock::now() + kAcceptPause;
+        }
+        return;
+      }
+      if (conns.size() >= options.max_connections) {
+        close(fd);
+        continue;
+      }
+      const int one = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+      const uint64_t id = next_id++;
+      auto conn = std::make_unique<Conn>(fd);
+      conn->deadline = Clock::now() + Ms(options.idle_timeout_ms);
+      epoll_event ev{};
+      ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;
+      ev.data.u64 = id;
+      if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &ev) != 0) continue;
+      conns.emplace(id, std::move(conn));
+    }
+  }
+
+  void Sweep(Clock::time_point now) {
+    if (accept_paused && now >= accept_paused_until) {
+      epoll_event ev{};
+      ev.events = EPOLLIN;
+      ev.data.u64 = kListenId;
+      epoll_ctl(epoll_fd, EPOLL_CTL_MOD, listen_fd, &ev);
+      accept_paused = false;
+    }
+    std::vector<uint64_t> expired;
+    for (const auto& [id, c] : conns) {
+      if (c->state != Conn::State::kBusy && now >= c->deadline) {
+        expired.push_back(id);
+      }
+    }
+    for (uint64_t id : expired) {
+      Conn* c = conns.find(id)->second.get();
+      if (c->state == Conn::State::kReading && c->started) {
+        RejectRequest(id, c, 408);
+      } else {
+        CloseConn(id);
+      }
+    }
+  }
+
+  void FinishJobs() {
+    std::vector<Done> finished;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      finished.swap(done);
+    }
+    for (Done& d : finished) {
+      const auto it = conns.find(d.id);
+      if (it == conns.end()) continue;
+      StartWrite(d.id, it->second.get(), d.res);
+    }
+  }
+};
+
+HttpServer::HttpServer(HttpServerOptions options, Handler handler,
+                       RejectHandler reject)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(handler),
+                                   std::move(reject))) {}
+
+HttpServer::~HttpServer() = default;
+
+Status HttpServer::Listen(const std::string& host, int port, int* bound_port) {
+  impl_->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+  impl_->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (impl_->epoll_fd < 0 || impl_->wake_fd < 0) {
+    return Status::IOError(std::string("epoll: ") + std::strerror(errno));
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* list = nullptr;
+  const std::string service = std::to_string(port);
+  const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &list);
+  if (rc != 0) {
+    return Status::InvalidArgument(host + ": " + gai_strerror(rc));
+  }
+  int fd = -1;
+  std::string error = "no address";
+  for (addrinfo* a = list; a != nullptr && fd < 0; a = a->ai_next) {
+    fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+                a->ai_protocol);
+    if (fd < 0) continue;
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 ||
+        listen(fd, impl_->options.backlog) != 0) {
+      error = std::strerror(errno);
+      close(fd);
+      fd = -1;
+    }
+  }
+  freeaddrinfo(list);
+  if (fd < 0) return Status::IOError(host + ":" + service + ": " + error);
+  sockaddr_storage addr{};
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  *bound_port = ntohs(addr.ss_family == AF_INET6
+                          ? reinterpret_cast<sockaddr_in6*>(&addr)->sin6_port
+                          : reinterpret_cast<sockaddr_in*>(&addr)->sin_port);
+  impl_->listen_fd = fd;
+  return Status::OK();
+}
+
+Status HttpServer::Run() {
+  Impl& s = *impl_;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = kListenId;
+  epoll_ctl(s.epoll_fd, EPOLL_CTL_ADD, s.listen_fd, &ev);
+  ev.data.u64 = kWakeId;
+  epoll_ctl(s.epoll_fd, EPOLL_CTL_ADD, s.wake_fd, &ev);
+
+  std::vector<std::thread> workers;
+  for (int i = 0; i < s.options.threads; i++) {
+    workers.emplace_back([&s] { s.WorkerLoop(); });
+  }
+
+  std::vector<epoll_event> events(256);
+  auto next_sweep = Clock::now() + kSweepInterval;
+  while (!s.stopping) {
+    const int n =
+        epoll_wait(s.epoll_fd, events.data(), static_cast<int>(events.size()),
+                   static_cast<int>(kSweepInterval.count()));
+    for (int i = 0; i < n; i++) {
+      const uint64_t id = events[i].data.u64;
+      const uint32_t what = events[i].events;
+      if (id == kListenId) {
+        s.Accept();
+        continue;
+      }
+      if (id == kWakeId) {
+        uint64_t count;
+        (void)!read(s.wake_fd, &count, sizeof(count));
+        s.FinishJobs();
+        continue;
+      }
+      const auto it = s.conns.find(id);
+      if (it == s.conns.end()) continue;
+      Conn* c = it->second.get();
+      switch (c->state) {
+        case Conn::State::kReading:
+          if (what & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)) {
+            s.OnReadable(id, c);
+          }
+          break;
+        case Conn::State::kWriting:
+          if (what & (EPOLLOUT | EPOLLHUP | EPOLLERR)) s.OnWritable(id, c);
+          break;
+        case Conn::State::kDraining:
+          s.OnDrainable(id, c);
+          break;
+        case Conn::State::kBusy:
+          break;  // read again once the answer is written
+      }
+    }
+    const auto now = Clock::now();
+    if (now >= next_sweep) {
+      s.Sweep(now);
+      next_sweep = now + kSweepInterval;
+    }
+  }
+
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.workers_stop = true;
+  }
+  s.jobs_cv.notify_all();
+  for (std::thread& t : workers) t.join();
+  s.conns.clear();
+  close(s.listen_fd);
+  s.listen_fd = -1;
+  return Status::OK();
+}
+
+void HttpServer::Stop() {
+  impl_->stopping = true;
+  if (impl_->wake_fd >= 0) impl_->Wake();
+}
+
+}  // namespace shortlink

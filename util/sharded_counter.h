@@ -1,0 +1,76 @@
+// ShardedCounters: counters that many threads add to at once, spread over
+// cache-line-sized shards so that threads on different cores do not fight
+// over one line. A thread always adds to the shard of its thread index, so
+// in the common case (no more threads than shards) each line is written by
+// one core only; the sum is only formed when somebody asks for it.
+//
+// ThisThreadIndex() hands each live thread a small number; a thread that
+// exits returns it for reuse, so the numbers stay dense and threads map
+// onto distinct shards and cache slots as long as there are few enough.
+//
+// Thread-safety: thread-safe. Add is wait-free (a relaxed fetch_add on the
+// caller's shard). Sum adds up every shard: exact for additions that
+// happen-before the call (e.g. of threads joined since), approximate while
+// others still add.
+#ifndef BLOOMKV_UTIL_SHARDED_COUNTER_H_
+#define BLOOMKV_UTIL_SHARDED_COUNTER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace bloomkv {
+
+// Assumed size of a cache line: the unit of false sharing.
+constexpr size_t kCacheLineSize = 64;
+// Shards per counter group. Beyond this many concurrent threads, threads
+// share shards: still correct, with some contention again.
+constexpr size_t kCounterShards = 16;
+
+// The calling thread's index: unique among live threads, smallest free
+// number first. The first call in a thread takes a global lock; later
+// calls read a thread-local variable.
+size_t ThisThreadIndex();
+
+// N counters, addressed by index (an enum in the user).
+template <size_t N>
+class ShardedCounters {
+ public:
+  class alignas(kCacheLineSize) Shard {
+   public:
+    void Add(size_t counter, uint64_t n) {
+      v_[counter].fetch_add(n, std::memory_order_relaxed);
+    }
+
+   private:
+    friend class ShardedCounters;
+    std::atomic<uint64_t> v_[N] = {};
+  };
+
+  ShardedCounters() = default;
+  ShardedCounters(const ShardedCounters&) = delete;
+  ShardedCounters& operator=(const ShardedCounters&) = delete;
+
+  // The shard of the thread with index thread_index; callers adding
+  // several counters fetch ThisThreadIndex() once.
+  Shard& ShardFor(size_t thread_index) {
+    return shards_[thread_index % kCounterShards];
+  }
+  void Add(size_t counter, uint64_t n) {
+    ShardFor(ThisThreadIndex()).Add(counter, n);
+  }
+  uint64_t Sum(size_t counter) const {
+    uint64_t sum = 0;
+    for (const Shard& s : shards_) {
+      sum += s.v_[counter].load(std::memory_order_relaxed);
+    }
+    return sum;
+  }
+
+ private:
+  Shard shards_[kCounterShards];
+};
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_UTIL_SHARDED_COUNTER_H_

@@ -322,10 +322,10 @@ TEST_F(InfoLogTest, BackgroundErrorsAreLoggedLoudly) {
   };
   const Case cases[] = {
       {FEnv::kWrite, ".seg", false,
-       "ERROR: background flush failed, writes are refused until reopened: "
+       "ERROR: background error, writes are refused until reopened: "
        "IO error: .*injected"},
       {FEnv::kSync, ".log", true,
-       "ERROR: writing the log failed, writes are refused until reopened: IO "
+       "ERROR: background error, writes are refused until reopened: IO "
        "error: .*injected"},
   };
   for (const Case& c : cases) {

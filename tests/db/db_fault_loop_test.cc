@@ -272,25 +272,6 @@ const char* OpName(uint32_t op) {
   return "?";
 }
 
-// When a failure inside DB::Open leaves CURRENT naming a manifest that Open
-// then removed, the database cannot be opened any more. That is Open's own
-// handling of a failed CURRENT switch (NewDB, WriteSnapshotManifest), which
-// the recovery code owns; until it keeps the manifest CURRENT names, such
-// runs are counted and printed rather than failed. Everything else about
-// them (and every other run) is still checked.
-constexpr bool kToleratedDanglingCurrentAfterFailedOpen = true;
-
-bool IsDanglingCurrentAfterFailedOpen(const std::vector<Op>& ops,
-                                      const RunResult& run,
-                                      const std::string& verdict) {
-  const bool failed_in_open =
-      run.first_failure == 0 || (run.first_failure < ops.size() &&
-                                 ops[run.first_failure].kind == Op::kReopen);
-  return failed_in_open &&
-         verdict.find("CURRENT: names a manifest that cannot be read") !=
-             std::string::npos;
-}
-
 // Every call is tried while a kind has few; past that, calls are taken at
 // an even stride, so the whole loop stays within a few seconds per mode.
 constexpr uint64_t kMaxPointsPerKind = 200;
@@ -318,7 +299,6 @@ void RunLoop(bool crash) {
 
   constexpr uint64_t kMaxReported = 10;
   uint64_t covered = 0, total = 0, failed_ops = 0, failures = 0;
-  uint64_t tolerated = 0;
   for (size_t k = 0; k < std::size(counts); k++) {
     const uint32_t kind = FaultInjectionEnv::kEachOp[k];
     // A few calls past the count: background timing moves calls around.
@@ -344,14 +324,7 @@ void RunLoop(bool crash) {
       if (run.first_failure < ops.size()) failed_ops++;
       std::vector<std::string> problems = run.problems;
       const std::string verdict = Verify(ops, run, crash, options, dir.path());
-      if (kToleratedDanglingCurrentAfterFailedOpen &&
-          IsDanglingCurrentAfterFailedOpen(ops, run, verdict)) {
-        std::cout << "[ loop     ] tolerated: " << verdict << " (failing "
-                  << OpName(kind) << " call " << i << ")\n";
-        tolerated++;
-      } else if (!verdict.empty()) {
-        problems.push_back(verdict);
-      }
+      if (!verdict.empty()) problems.push_back(verdict);
       for (const std::string& p : problems) {
         // The first few in full; the rest only counted.
         if (++failures <= kMaxReported) {
@@ -364,8 +337,7 @@ void RunLoop(bool crash) {
   EXPECT_EQ(0u, failures) << "broken promises in the runs above";
   std::cout << "[ loop     ] " << covered << " of " << total
             << " injection points" << (crash ? " (crash after the error)" : "")
-            << ", " << failed_ops << " runs saw an operation fail, "
-            << tolerated << " tolerated\n";
+            << ", " << failed_ops << " runs saw an operation fail\n";
   ::testing::Test::RecordProperty("injection_points", std::to_string(covered));
 }
 

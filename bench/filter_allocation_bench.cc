@@ -80,7 +80,11 @@ bool CompactionSettled(DB* db) {
     std::string level;
     double segments, entries, bytes, target, score;
     fields >> level >> segments >> entries >> bytes >> target >> score;
-    if (score >= 1.0) return false;
+    // The score column is rounded: decide from the exact columns.
+    if (level == "L0" ? segments >= Options().level0_compaction_trigger
+                      : bytes >= target) {
+      return false;
+    }
   }
   return true;
 }

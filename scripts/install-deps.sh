@@ -12,7 +12,8 @@ packages=(
 # LevelDB and RocksDB, for kvbench's peer comparison (scripts/demo.sh turns
 # this on unless BLOOMKV_WITH_PEERS=0 is given).
 if [[ "${BLOOMKV_WITH_PEERS:-0}" == 1 ]]; then
-  packages+=(libleveldb-dev librocksdb-dev)
+  # LevelDB's CMake package links snappy.
+  packages+=(libleveldb-dev libsnappy-dev librocksdb-dev)
 fi
 # The HTTP load generator for scripts/shortlink-load.sh.
 if [[ "${BLOOMKV_WITH_LOAD:-0}" == 1 ]]; then

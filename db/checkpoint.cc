@@ -19,8 +19,8 @@
 #include "db/checkpoint_files.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
-#include "db/log_writer.h"
 #include "db/version_edit.h"
+#include "db/version_set.h"
 
 namespace bloomkv {
 namespace {
@@ -70,19 +70,8 @@ Status WriteManifest(Env* env, const std::string& dir,
   for (int level = 0; level < kNumLevels; level++) {
     for (const auto& f : files.version->files(level)) edit.AddFile(level, f);
   }
-  std::unique_ptr<WritableFile> file;
-  Status s =
-      env->NewWritableFile(ManifestFileName(dir, files.manifest_number), &file);
-  if (!s.ok()) return s;
-  {
-    log::Writer writer(file.get());
-    std::string record;
-    edit.EncodeTo(&record);
-    s = writer.AddRecord(record);
-  }
-  if (s.ok()) s = file->Sync();
-  Status close = file->Close();
-  return s.ok() ? close : s;
+  return WriteManifestFile(env, ManifestFileName(dir, files.manifest_number),
+                           edit);
 }
 
 Status CopyPinnedFiles(CheckpointFiles* files, const std::string& dir) {

@@ -408,18 +408,7 @@ Status DBImpl::NewDB() {
   edit.SetNextFileNumber(2);
   edit.SetLastSequence(0);
   const std::string manifest = ManifestFileName(dbname_, 1);
-  std::unique_ptr<WritableFile> file;
-  Status s = env_->NewWritableFile(manifest, &file);
-  if (!s.ok()) return s;
-  {
-    log::Writer writer(file.get());
-    std::string record;
-    edit.EncodeTo(&record);
-    s = writer.AddRecord(record);
-  }
-  if (s.ok()) s = file->Sync();
-  Status close = file->Close();
-  if (s.ok()) s = close;
+  Status s = WriteManifestFile(env_, manifest, edit);
   if (!s.ok()) {
     env_->RemoveFile(manifest).PermitUncheckedError();
     return s;

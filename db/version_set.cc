@@ -15,6 +15,22 @@ uint64_t Version::LevelBytes(int level) const {
   return total;
 }
 
+Status WriteManifestFile(Env* env, const std::string& fname,
+                         const VersionEdit& edit) {
+  std::unique_ptr<WritableFile> file;
+  Status s = env->NewWritableFile(fname, &file);
+  if (!s.ok()) return s;
+  {
+    log::Writer writer(file.get());
+    std::string record;
+    edit.EncodeTo(&record);
+    s = writer.AddRecord(record);
+  }
+  if (s.ok()) s = file->Sync();
+  Status close = file->Close();
+  return s.ok() ? close : s;
+}
+
 VersionSet::VersionSet(std::string dbname, Env* env, SegmentOpener opener)
     : dbname_(std::move(dbname)),
       env_(env),

@@ -30,6 +30,12 @@
 
 namespace bloomkv {
 
+// Writes a new manifest file `fname` holding the one record `edit`, synced
+// and closed. On failure the file may be left behind: the caller removes it
+// (unless CURRENT may already name it).
+Status WriteManifestFile(Env* env, const std::string& fname,
+                         const VersionEdit& edit);
+
 class Version {
  public:
   using FileList = std::vector<std::shared_ptr<FileMetaData>>;

@@ -93,20 +93,9 @@ const char* DamageName(Damage d) {
   return "?";
 }
 
-std::vector<std::string> Children(const std::string& dir) {
-  std::vector<std::string> children;
-  EXPECT_TRUE(Env::Default()->GetChildren(dir, &children).ok());
-  // The info log (LOG, LOG.old...) is rotated by every Open by design; the
-  // listing is about the database's own files.
-  std::erase_if(children,
-                [](const std::string& c) { return c.rfind("LOG", 0) == 0; });
-  std::sort(children.begin(), children.end());
-  return children;
-}
-
 std::vector<uint64_t> FilesOfType(const std::string& dir, FileType want) {
   std::vector<uint64_t> numbers;
-  for (const auto& c : Children(dir)) {
+  for (const auto& c : test::DatabaseFiles(dir)) {
     uint64_t n;
     FileType t;
     if (ParseFileName(c, &n, &t) && t == want) numbers.push_back(n);
@@ -458,7 +447,7 @@ class CorruptionMatrixTest : public testing::TestWithParam<Cell> {
 };
 
 TEST_P(CorruptionMatrixTest, ErrorOrExactDataAndNoFileLost) {
-  const std::vector<std::string> before = Children(dir_.path());
+  const std::vector<std::string> before = test::DatabaseFiles(dir_.path());
   const std::vector<uint64_t> segments_before =
       FilesOfType(dir_.path(), FileType::kSegmentFile);
   Options options = MatrixOptions();
@@ -473,14 +462,16 @@ TEST_P(CorruptionMatrixTest, ErrorOrExactDataAndNoFileLost) {
       CheckReads(db.get(), "read-only");
     }
   }
-  EXPECT_EQ(before, Children(dir_.path())) << "a read-only Open changed files";
+  EXPECT_EQ(before, test::DatabaseFiles(dir_.path()))
+      << "a read-only Open changed files";
 
   {
     std::unique_ptr<DB> db;
     Status s = DB::Open(options, dir_.path(), &db);
     if (!s.ok()) {
       ExpectClearError(s, "Open");
-      EXPECT_EQ(before, Children(dir_.path())) << "a failed Open changed files";
+      EXPECT_EQ(before, test::DatabaseFiles(dir_.path()))
+          << "a failed Open changed files";
     } else {
       CheckReads(db.get(), "writable");
       db.reset();

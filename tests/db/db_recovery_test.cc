@@ -20,20 +20,9 @@ namespace {
 
 using Model = std::map<std::string, std::string>;
 
-std::vector<std::string> Children(const std::string& dir) {
-  std::vector<std::string> children;
-  EXPECT_TRUE(Env::Default()->GetChildren(dir, &children).ok());
-  // The info log (LOG, LOG.old...) is rotated by every Open by design; the
-  // listing is about the database's own files.
-  std::erase_if(children,
-                [](const std::string& c) { return c.rfind("LOG", 0) == 0; });
-  std::sort(children.begin(), children.end());
-  return children;
-}
-
 std::vector<std::string> FilesOfType(const std::string& dir, FileType want) {
   std::vector<std::string> names;
-  for (const auto& c : Children(dir)) {
+  for (const auto& c : test::DatabaseFiles(dir)) {
     uint64_t n;
     FileType t;
     if (ParseFileName(c, &n, &t) && t == want) names.push_back(c);
@@ -189,7 +178,7 @@ TEST(RecoveryTest, MissingOrTruncatedSegmentsAreCorruptionNeverNotFound) {
   data.resize(data.size() - 1);
   ASSERT_TRUE(
       WriteStringToFile(Env::Default(), data, dir.File(segs[1]), false).ok());
-  const std::vector<std::string> before = Children(dir.path());
+  const std::vector<std::string> before = test::DatabaseFiles(dir.path());
 
   for (bool read_only : {false, true}) {
     SCOPED_TRACE(read_only ? "read-only" : "writable");
@@ -199,7 +188,7 @@ TEST(RecoveryTest, MissingOrTruncatedSegmentsAreCorruptionNeverNotFound) {
     EXPECT_TRUE(s.IsCorruption()) << s.ToString();
     EXPECT_NE(std::string::npos, s.ToString().find(segs[0])) << s.ToString();
     EXPECT_NE(std::string::npos, s.ToString().find(segs[1])) << s.ToString();
-    EXPECT_EQ(before, Children(dir.path()));
+    EXPECT_EQ(before, test::DatabaseFiles(dir.path()));
   }
 
   options.paranoid_checks = false;
@@ -283,14 +272,14 @@ TEST(RecoveryTest, DamagedLastManifestRecordDeletesNothing) {
       ASSERT_TRUE(WriteStringToFile(Env::Default(), damaged,
                                     trial.File(manifests[0]), false)
                       .ok());
-      const std::vector<std::string> before = Children(trial.path());
+      const std::vector<std::string> before = test::DatabaseFiles(trial.path());
       std::unique_ptr<DB> db;
       Status s = DB::Open(Options(), trial.path(), &db);
       if (!s.ok()) {
         EXPECT_TRUE(s.IsCorruption()) << s.ToString();
         EXPECT_NE(std::string::npos, s.ToString().find(manifests[0]))
             << s.ToString();
-        ASSERT_EQ(before, Children(trial.path()));
+        ASSERT_EQ(before, test::DatabaseFiles(trial.path()));
       } else {
         ExpectExactly(db.get(), m);
       }

@@ -4,12 +4,15 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <system_error>
+
+#include "bloomkv/env.h"
 
 namespace bloomkv::test {
 
@@ -113,6 +116,15 @@ std::string CompressibleString(Random* rnd, double compressed_fraction,
   while (s.size() < len) s.append(unit);
   s.resize(len);
   return s;
+}
+
+std::vector<std::string> DatabaseFiles(const std::string& dir) {
+  std::vector<std::string> children;
+  EXPECT_TRUE(Env::Default()->GetChildren(dir, &children).ok());
+  std::erase_if(children,
+                [](const std::string& c) { return c.rfind("LOG", 0) == 0; });
+  std::sort(children.begin(), children.end());
+  return children;
 }
 
 Options TinyCompactionOptions() {

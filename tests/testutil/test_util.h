@@ -59,6 +59,11 @@ std::string RandomBytes(Random* rnd, size_t len);
 std::string CompressibleString(Random* rnd, double compressed_fraction,
                                size_t len);
 
+// The names in a database directory, sorted, without the info log (LOG,
+// LOG.old...), which every Open rotates by design: for tests that check a
+// failed or read-only Open changed no file.
+std::vector<std::string> DatabaseFiles(const std::string& dir);
+
 // Database options with everything small (64 KiB memtables, 16 KiB
 // segments, 1 KiB blocks, a 64 KiB level 1, compaction at two level-0
 // segments), so that flushes and compactions interleave constantly with

@@ -28,11 +28,11 @@
 #include "bloomkv/write_batch.h"
 #include "db/filename.h"
 #include "db/log_reader.h"
-#include "db/log_writer.h"
 #include "db/memtable.h"
 #include "db/merging_iterator.h"
 #include "db/segment_output.h"
 #include "db/version_edit.h"
+#include "db/version_set.h"
 #include "db/write_batch_internal.h"
 #include "table/segment_reader.h"
 
@@ -389,23 +389,14 @@ class Repairer {
     edit.SetLastSequence(max_sequence_);
     for (const RepairedSegment& seg : segments_) edit.AddFile(0, seg.meta);
     const std::string fname = ManifestFileName(dbname_, manifest_number);
-    std::unique_ptr<WritableFile> file;
-    Status s = env_->NewWritableFile(fname, &file);
-    if (!s.ok()) return s;
-    {
-      log::Writer writer(file.get());
-      std::string record;
-      edit.EncodeTo(&record);
-      s = writer.AddRecord(record);
-    }
-    if (s.ok()) s = file->Sync();
-    Status close = file->Close();
-    if (s.ok()) s = close;
-    if (s.ok()) s = SetCurrentFile(env_, dbname_, manifest_number);
+    Status s = WriteManifestFile(env_, fname, edit);
     if (!s.ok()) {
       env_->RemoveFile(fname).PermitUncheckedError();
       return s;
     }
+    // On error CURRENT may already name the new manifest: it stays.
+    s = SetCurrentFile(env_, dbname_, manifest_number);
+    if (!s.ok()) return s;
     for (const std::string& name : manifests_) {
       s = MoveToLost(name);
       if (!s.ok()) return s;

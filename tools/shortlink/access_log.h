@@ -73,6 +73,10 @@ class AccessLog {
   ~AccessLog();
 
   void Log(const HttpRequest& req, const AccessRecord& rec);
+  // Log with the time now and the status and size of `res`.
+  void LogRequest(const HttpRequest& req, const HttpResponse& res,
+                  std::string_view client, std::string_view user,
+                  int64_t duration_us);
 
   // Asks the writer to reopen the file by name before its next write.
   void Reopen();

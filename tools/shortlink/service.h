@@ -8,37 +8,27 @@
 //   POST   /admin/compact      full compaction (admin)       200
 //   GET    /metrics            Prometheus text               200
 //   GET    /healthz            "ok"                          200
-// With API keys configured, POST /api/links needs one (or the admin token)
-// as a bearer token (401 otherwise). Rate limits per API key and per client
-// address answer 429 with Retry-After; docs/shortlinkd.md says which routes
-// they cover.
+// Before routing, Admission (admission.h) checks API keys and rate limits.
 // docs/shortlinkd.md describes every status and error. Every error answer
 // is JSON {"error": "..."}; no request can make the process crash (Handle
 // catches everything). The HTTP framing (limits, timeouts, keep-alive) is
 // the server's job: tools/shortlinkd/http_server.h.
 //
 // Thread-safety: Handle and Reject run on the HTTP server's threads
-// concurrently; the Service itself holds immutable configuration,
-// thread-safe metrics and rate limiters, and the API keys behind a mutex
-// (SetApiKeys may replace them at any time).
+// concurrently; the Service itself holds only immutable configuration,
+// thread-safe metrics and the thread-safe Admission.
 #ifndef BLOOMKV_TOOLS_SHORTLINK_SERVICE_H_
 #define BLOOMKV_TOOLS_SHORTLINK_SERVICE_H_
 
-#include <chrono>
 #include <cstddef>
-#include <functional>
-#include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
 #include "tools/shortlink/access_log.h"
-#include "tools/shortlink/api_keys.h"
+#include "tools/shortlink/admission.h"
 #include "tools/shortlink/http_message.h"
 #include "tools/shortlink/link_store.h"
 #include "tools/shortlink/metrics.h"
-#include "tools/shortlink/rate_limiter.h"
-#include "util/thread_annotations.h"
 
 namespace shortlink {
 
@@ -55,25 +45,10 @@ struct ServiceOptions {
   // Bearer token for DELETE and /admin; empty disables those routes (every
   // call is then answered 401).
   std::string admin_token;
-
-  // Keys that may create links; null: anyone may (no key is asked for).
-  std::shared_ptr<const ApiKeys> api_keys;
-  // Token buckets per API key and per client address (an IPv6 client by its
-  // /64), over /api/* and /admin/* and, with limit_redirects, redirects.
-  // Requests with the admin token are never limited. Disabled by default.
-  RateLimit key_limit;
-  RateLimit ip_limit;
-  bool limit_redirects = false;
-  size_t ip_limit_entries = RateLimiter::kDefaultMaxEntries;
-  // Take the client address from the last X-Forwarded-For hop (only behind
-  // a reverse proxy that sets it; otherwise clients could pick their
-  // address).
-  bool trust_proxy = false;
+  // API keys and rate limits.
+  AdmissionOptions admission;
   // Where to log every request; null: nowhere. Must outlive the Service.
   AccessLog* access_log = nullptr;
-  // The rate limiters' clock; tests pass a fake one.
-  std::function<std::chrono::steady_clock::time_point()> limiter_clock =
-      std::chrono::steady_clock::now;
 };
 
 // True if `header` is "Bearer <token>" with token equal to `expected`, in
@@ -97,22 +72,9 @@ class Service {
   void Reject(const HttpRequest& req, HttpResponse* res);
 
   ServiceMetrics* metrics() { return &metrics_; }
-
-  // Replaces the API keys (on SIGHUP); null opens creation to anyone.
-  void SetApiKeys(std::shared_ptr<const ApiKeys> keys);
-
-  // The address a request is counted and logged under: remote_addr, or with
-  // trust_proxy the last X-Forwarded-For hop when it is an IP address.
-  std::string ClientAddress(const HttpRequest& req) const;
+  Admission* admission() { return &admission_; }
 
  private:
-  // Authentication and rate limits ahead of routing. Returns false after
-  // answering (401, 429). *user receives the API key's name, or "admin".
-  bool Admit(const HttpRequest& req, const std::string& client,
-             HttpResponse& res, std::string* user);
-  void LogAccess(const HttpRequest& req, const std::string& client,
-                 const std::string& user, const HttpResponse& res,
-                 int64_t duration_us);
   void Route(const HttpRequest& req, HttpResponse& res);
   void CreateLink(const HttpRequest& req, HttpResponse& res);
   bool Lookup(const std::string& code, HttpResponse& res, LinkRecord* record);
@@ -122,10 +84,7 @@ class Service {
   const std::string base_url_;  // without trailing slashes
   const int redirect_status_;
   ServiceMetrics metrics_;
-  std::unique_ptr<RateLimiter> key_limiter_;  // null: no limit
-  std::unique_ptr<RateLimiter> ip_limiter_;   // null: no limit
-  mutable std::mutex keys_mu_;
-  std::shared_ptr<const ApiKeys> api_keys_ GUARDED_BY(keys_mu_);
+  Admission admission_;
 };
 
 }  // namespace shortlink

@@ -15,8 +15,8 @@
 // Threads: the HTTP server's event thread reads requests and its worker
 // pool answers them (tools/shortlinkd/http_server.h); one thread waits for
 // signals; one runs the periodic compaction; with --access-log, one writes
-// the log. Signals are blocked in every
-// thread but the signal thread, which is the only one to act on them.
+// the log. Signals are blocked in every thread but the signal thread, which
+// is the only one to act on them.
 #include <pthread.h>
 #include <signal.h>
 
@@ -142,6 +142,17 @@ int HashApiKey(const std::string& name) {
   }
   std::printf("%s\n", shortlink::FormatApiKeyLine(name, key).c_str());
   return 0;
+}
+
+// Reads --api-keys-file; null after printing why if it cannot be used.
+std::shared_ptr<const shortlink::ApiKeys> LoadApiKeys(const std::string& path) {
+  auto keys = std::make_shared<shortlink::ApiKeys>();
+  const Status s = shortlink::ApiKeys::Load(path, keys.get());
+  if (!s.ok()) {
+    std::fprintf(stderr, "shortlinkd: %s\n", s.message().c_str());
+    return nullptr;
+  }
+  return keys;
 }
 
 // A --rate-limit-* flag pair; false after printing why it is refused.
@@ -317,13 +328,8 @@ int main(int argc, char** argv) {
   }
   std::shared_ptr<const shortlink::ApiKeys> api_keys;
   if (!flags.api_keys_file.empty()) {
-    auto keys = std::make_shared<shortlink::ApiKeys>();
-    const Status ks = shortlink::ApiKeys::Load(flags.api_keys_file, keys.get());
-    if (!ks.ok()) {
-      std::fprintf(stderr, "shortlinkd: %s\n", ks.message().c_str());
-      return 2;
-    }
-    api_keys = std::move(keys);
+    api_keys = LoadApiKeys(flags.api_keys_file);
+    if (api_keys == nullptr) return 2;
   }
 
   std::string host;
@@ -404,12 +410,13 @@ int main(int argc, char** argv) {
       flags.base_url.empty() ? "http://" + bound : flags.base_url;
   service_options.redirect_status = flags.redirect_status;
   service_options.admin_token = flags.admin_token;
-  service_options.api_keys = api_keys;
-  service_options.key_limit = key_limit;
-  service_options.ip_limit = ip_limit;
-  service_options.ip_limit_entries = flags.rate_limit_ip_entries;
-  service_options.limit_redirects = flags.rate_limit_redirects;
-  service_options.trust_proxy = flags.trust_proxy;
+  shortlink::AdmissionOptions& admission = service_options.admission;
+  admission.api_keys = api_keys;
+  admission.key_limit = key_limit;
+  admission.ip_limit = ip_limit;
+  admission.ip_limit_entries = flags.rate_limit_ip_entries;
+  admission.limit_redirects = flags.rate_limit_redirects;
+  admission.trust_proxy = flags.trust_proxy;
   service_options.access_log = access_log.get();
   service = std::make_unique<shortlink::Service>(store.get(), service_options);
 
@@ -419,16 +426,13 @@ int main(int argc, char** argv) {
     while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
       // Reload: a broken keys file keeps the keys in force.
       if (!flags.api_keys_file.empty()) {
-        auto keys = std::make_shared<shortlink::ApiKeys>();
-        const Status ks =
-            shortlink::ApiKeys::Load(flags.api_keys_file, keys.get());
-        if (ks.ok()) {
-          service->SetApiKeys(std::move(keys));
+        auto keys = LoadApiKeys(flags.api_keys_file);
+        if (keys != nullptr) {
+          service->admission()->SetApiKeys(std::move(keys));
           std::fprintf(stderr, "shortlinkd: reloaded %s\n",
                        flags.api_keys_file.c_str());
         } else {
-          std::fprintf(stderr, "shortlinkd: keeping the old API keys: %s\n",
-                       ks.ToString().c_str());
+          std::fprintf(stderr, "shortlinkd: keeping the old API keys\n");
         }
       }
       if (access_log) access_log->Reopen();

@@ -100,21 +100,24 @@ bool Admission::Admit(const HttpRequest& req, const std::string& client,
     *user = "admin";
     return true;
   }
+  const std::string_view path = req.path;
+  const Route route =
+      ClassifyRoute(req.method == "HEAD" ? "GET" : req.method, path);
+  constexpr std::string_view kBearer = "Bearer ";
+  const bool bearer = auth.starts_with(kBearer);
+  // The mutex is taken only by requests that can use the keys, never by a
+  // plain redirect.
   std::shared_ptr<const ApiKeys> keys;
-  {
+  if (bearer || route == Route::kCreate) {
     std::lock_guard<std::mutex> lock(keys_mu_);
     keys = api_keys_;
   }
-  constexpr std::string_view kBearer = "Bearer ";
   const std::string* key_name = nullptr;
-  if (keys != nullptr && auth.starts_with(kBearer)) {
+  if (keys != nullptr && bearer) {
     key_name = keys->Find(auth.substr(kBearer.size()));
     if (key_name != nullptr) *user = *key_name;
   }
 
-  const std::string_view path = req.path;
-  const Route route =
-      ClassifyRoute(req.method == "HEAD" ? "GET" : req.method, path);
   const bool limited = path.starts_with("/api/") ||
                        path.starts_with("/admin/") ||
                        (options_.limit_redirects && route == Route::kRedirect);

@@ -208,7 +208,7 @@ TEST_F(AdmissionTest, ForwardedForCountsOnlyBehindATrustedProxy) {
   HttpRequest req;
   req.remote_addr = "127.0.0.1";
   req.headers = {{"X-Forwarded-For", "1.1.1.1, 203.0.113.9"},
-                 {"x-forwarded-for", "6.6.6.6, 198.51.100.4 "}};
+                 {"x-forwarded-for", "6.6.6.6, 7.7.7.7, 198.51.100.4 "}};
   Start();
   EXPECT_EQ("127.0.0.1", service_->admission()->ClientAddress(req));
   options_.admission.trust_proxy = true;

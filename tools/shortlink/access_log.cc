@@ -180,7 +180,7 @@ void AccessLog::LogRequest(const HttpRequest& req, const HttpResponse& res,
   rec.client = client;
   rec.user = user;
   rec.status = res.status;
-  rec.bytes = res.body.size();
+  rec.bytes = req.method == "HEAD" ? 0 : res.body.size();  // not sent
   rec.duration_us = duration_us;
   clock_gettime(CLOCK_REALTIME, &rec.time);
   Log(req, rec);

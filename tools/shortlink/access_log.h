@@ -49,7 +49,7 @@ struct AccessRecord {
   std::string_view client;  // client address ("" if unknown)
   std::string_view user;    // API key name ("" if none)
   int status = 0;
-  size_t bytes = 0;          // response body bytes
+  size_t bytes = 0;          // response body bytes sent
   int64_t duration_us = -1;  // -1: unknown (refused before routing)
   std::timespec time{};      // when the request was answered (UTC)
 };

@@ -326,6 +326,11 @@ int main(int argc, char** argv) {
                        flags.rate_limit_ip_burst, &ip_limit)) {
     return 2;
   }
+  if (key_limit.enabled() && flags.api_keys_file.empty()) {
+    std::fprintf(stderr,
+                 "shortlinkd: warning: --rate-limit-key has no effect "
+                 "without --api-keys-file\n");
+  }
   std::shared_ptr<const shortlink::ApiKeys> api_keys;
   if (!flags.api_keys_file.empty()) {
     api_keys = LoadApiKeys(flags.api_keys_file);

@@ -8,6 +8,7 @@ packages=(
   liblz4-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libcpp-httplib-dev gnuplot-nox
+  libssl-dev
 )
 # LevelDB and RocksDB, for kvbench's peer comparison (scripts/demo.sh turns
 # this on unless BLOOMKV_WITH_PEERS=0 is given).

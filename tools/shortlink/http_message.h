@@ -30,6 +30,9 @@ struct HttpRequest {
   std::string query;   // after '?', raw
   std::vector<std::pair<std::string, std::string>> headers;  // in order
   std::string body;                                          // de-chunked
+  // The peer's address as text ("192.0.2.7", "2001:db8::1"), without the
+  // port; "" if unknown. Filled in by the server, never from a header.
+  std::string remote_addr;
 
   // The first header named `name` (any case); "" if there is none.
   std::string_view Header(std::string_view name) const {

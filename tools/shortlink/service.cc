@@ -52,6 +52,8 @@ const char* ReasonPhrase(int status) {
       return "request uri too long";
     case 415:
       return "unsupported media type";
+    case 429:
+      return "too many requests";
     case 431:
       return "request header fields too large";
     case 500:
@@ -153,12 +155,15 @@ Service::Service(LinkStore* store, ServiceOptions options)
     : store_(store),
       options_(std::move(options)),
       base_url_(TrimTrailingSlashes(options_.base_url)),
-      redirect_status_(options_.redirect_status == 301 ? 301 : 302) {}
+      redirect_status_(options_.redirect_status == 301 ? 301 : 302),
+      admission_(options_.admission, options_.admin_token) {}
 
 void Service::Handle(const HttpRequest& req, HttpResponse* res) {
   const auto start = Clock::now();
+  const std::string client = admission_.ClientAddress(req);
+  std::string user;
   try {
-    Route(req, *res);
+    if (admission_.Admit(req, client, res, &user)) Route(req, *res);
   } catch (const std::exception&) {
     *res = HttpResponse();
     SendError(*res, 500, "internal error");
@@ -170,12 +175,20 @@ void Service::Handle(const HttpRequest& req, HttpResponse* res) {
       std::chrono::duration<double>(Clock::now() - start).count();
   metrics_.RecordRequest(ClassifyRoute(req.method, req.path), res->status,
                          seconds);
+  if (options_.access_log != nullptr) {
+    options_.access_log->LogRequest(req, *res, client, user,
+                                    static_cast<int64_t>(seconds * 1e6));
+  }
 }
 
 void Service::Reject(const HttpRequest& req, HttpResponse* res) {
   SendError(*res, res->status, ReasonPhrase(res->status));
   // Duration unknown: the request was refused before it was routed.
   metrics_.RecordRequest(ClassifyRoute(req.method, req.path), res->status, -1);
+  if (options_.access_log != nullptr) {
+    options_.access_log->LogRequest(req, *res, admission_.ClientAddress(req),
+                                    "", -1);
+  }
 }
 
 void Service::Route(const HttpRequest& req, HttpResponse& res) {

@@ -8,14 +8,15 @@
 //   POST   /admin/compact      full compaction (admin)       200
 //   GET    /metrics            Prometheus text               200
 //   GET    /healthz            "ok"                          200
+// Before routing, Admission (admission.h) checks API keys and rate limits.
 // docs/shortlinkd.md describes every status and error. Every error answer
 // is JSON {"error": "..."}; no request can make the process crash (Handle
 // catches everything). The HTTP framing (limits, timeouts, keep-alive) is
 // the server's job: tools/shortlinkd/http_server.h.
 //
 // Thread-safety: Handle and Reject run on the HTTP server's threads
-// concurrently; the Service itself holds only immutable configuration and
-// thread-safe metrics.
+// concurrently; the Service itself holds only immutable configuration,
+// thread-safe metrics and the thread-safe Admission.
 #ifndef BLOOMKV_TOOLS_SHORTLINK_SERVICE_H_
 #define BLOOMKV_TOOLS_SHORTLINK_SERVICE_H_
 
@@ -23,6 +24,8 @@
 #include <string>
 #include <string_view>
 
+#include "tools/shortlink/access_log.h"
+#include "tools/shortlink/admission.h"
 #include "tools/shortlink/http_message.h"
 #include "tools/shortlink/link_store.h"
 #include "tools/shortlink/metrics.h"
@@ -42,6 +45,10 @@ struct ServiceOptions {
   // Bearer token for DELETE and /admin; empty disables those routes (every
   // call is then answered 401).
   std::string admin_token;
+  // API keys and rate limits.
+  AdmissionOptions admission;
+  // Where to log every request; null: nowhere. Must outlive the Service.
+  AccessLog* access_log = nullptr;
 };
 
 // True if `header` is "Bearer <token>" with token equal to `expected`, in
@@ -65,6 +72,7 @@ class Service {
   void Reject(const HttpRequest& req, HttpResponse* res);
 
   ServiceMetrics* metrics() { return &metrics_; }
+  Admission* admission() { return &admission_; }
 
  private:
   void Route(const HttpRequest& req, HttpResponse& res);
@@ -76,6 +84,7 @@ class Service {
   const std::string base_url_;  // without trailing slashes
   const int redirect_status_;
   ServiceMetrics metrics_;
+  Admission admission_;
 };
 
 }  // namespace shortlink

@@ -4,6 +4,7 @@
 // eventfd.
 #include "tools/shortlinkd/http_server.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -163,6 +164,24 @@ const char* StatusText(int status) {
 
 enum class ParseResult { kNeedMore, kComplete, kError };
 
+// The numeric host of an accepted peer; an IPv4-mapped IPv6 address
+// (::ffff:192.0.2.7, from a dual-stack socket) is given as plain IPv4.
+std::string PeerAddress(const sockaddr_storage& peer) {
+  char text[INET6_ADDRSTRLEN] = "";
+  if (peer.ss_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(&peer);
+    inet_ntop(AF_INET, &in->sin_addr, text, sizeof(text));
+  } else if (peer.ss_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(&peer);
+    if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+      inet_ntop(AF_INET, &in6->sin6_addr.s6_addr[12], text, sizeof(text));
+    } else {
+      inet_ntop(AF_INET6, &in6->sin6_addr, text, sizeof(text));
+    }
+  }
+  return text;
+}
+
 struct Conn {
   enum class State { kReading, kBusy, kWriting, kDraining };
 
@@ -170,6 +189,7 @@ struct Conn {
   ~Conn() { close(fd); }
 
   const int fd;
+  std::string remote_addr;  // copied into every request
   State state = State::kReading;
   Clock::time_point deadline;
   std::string in;  // received, not yet consumed
@@ -200,6 +220,7 @@ struct Conn {
     scan = 0;
     head_done = false;
     req = HttpRequest();
+    req.remote_addr = remote_addr;
     head_method = false;
     keep_alive = true;
     chunked = false;
@@ -604,8 +625,10 @@ struct HttpServer::Impl {
 
   void Accept() {
     for (;;) {
-      const int fd =
-          accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      sockaddr_storage peer{};
+      socklen_t peer_len = sizeof(peer);
+      const int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer),
+                             &peer_len, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EINTR || errno == ECONNABORTED) continue;
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS ||
@@ -625,6 +648,8 @@ struct HttpServer::Impl {
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       const uint64_t id = next_id++;
       auto conn = std::make_unique<Conn>(fd);
+      conn->remote_addr = PeerAddress(peer);
+      conn->req.remote_addr = conn->remote_addr;
       conn->deadline = Clock::now() + Ms(options.idle_timeout_ms);
       epoll_event ev{};
       ev.events = EPOLLIN | EPOLLOUT | EPOLLRDHUP | EPOLLET;

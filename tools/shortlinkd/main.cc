@@ -2,21 +2,26 @@
 //
 //   shortlinkd --listen 127.0.0.1:8080 --data ./shortlink-data
 //   shortlinkd --data DIR --preload 1000000 --codes-out codes.txt
+//   shortlinkd hash-api-key NAME < key     (prints a --api-keys-file line)
 //
 // Serves the API of tools/shortlink/service.h until SIGINT or SIGTERM, then
 // stops accepting requests, flushes the memtable and closes the store.
+// SIGHUP reloads --api-keys-file and reopens --access-log. Every flag may
+// also come from the environment or --config (tools/shortlinkd/config.h).
 // --preload fills a data directory through the store layer directly (no
 // HTTP) and exits; the load script uses it. docs/shortlinkd.md lists every
 // flag.
 //
 // Threads: the HTTP server's event thread reads requests and its worker
 // pool answers them (tools/shortlinkd/http_server.h); one thread waits for
-// signals; one runs the periodic compaction. Signals are blocked in every
-// thread but the signal thread, which is the only one to act on them.
+// signals; one runs the periodic compaction; with --access-log, one writes
+// the log. Signals are blocked in every thread but the signal thread, which
+// is the only one to act on them.
 #include <pthread.h>
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -24,13 +29,19 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iostream>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 
+#include "tools/shortlink/access_log.h"
+#include "tools/shortlink/api_keys.h"
 #include "tools/shortlink/link_store.h"
+#include "tools/shortlink/rate_limiter.h"
 #include "tools/shortlink/service.h"
+#include "tools/shortlinkd/config.h"
 #include "tools/shortlinkd/http_server.h"
 
 namespace {
@@ -55,6 +66,17 @@ struct Flags {
   std::string port_file;
   uint64_t preload = 0;
   std::string codes_out;
+  std::string config;
+  std::string api_keys_file;
+  std::string rate_limit_key;
+  double rate_limit_key_burst = 0;
+  std::string rate_limit_ip;
+  double rate_limit_ip_burst = 0;
+  size_t rate_limit_ip_entries = shortlink::RateLimiter::kDefaultMaxEntries;
+  bool rate_limit_redirects = false;
+  bool trust_proxy = false;
+  std::string access_log;
+  std::string access_log_format = "combined";
 };
 
 int64_t SystemNow() {
@@ -97,6 +119,53 @@ bool ParseListen(const std::string& listen, std::string* host, int* port) {
     return false;
   }
   return *port >= 0 && *port <= 65535;
+}
+
+// `shortlinkd hash-api-key NAME`: the key is the first line of stdin.
+int HashApiKey(const std::string& name) {
+  if (!shortlink::IsValidApiKeyName(name)) {
+    std::fprintf(stderr,
+                 "shortlinkd: the name must be 1-64 characters of "
+                 "[A-Za-z0-9_.-]\n");
+    return 2;
+  }
+  std::string key;
+  std::getline(std::cin, key);
+  if (!key.empty() && key.back() == '\r') key.pop_back();
+  bool printable = !key.empty();
+  for (const char c : key) printable &= c > ' ' && c < 0x7f;
+  if (!printable) {
+    std::fprintf(stderr,
+                 "shortlinkd: expected the key on stdin: one line of "
+                 "printable ASCII without spaces\n");
+    return 2;
+  }
+  std::printf("%s\n", shortlink::FormatApiKeyLine(name, key).c_str());
+  return 0;
+}
+
+// Reads --api-keys-file; null after printing why if it cannot be used.
+std::shared_ptr<const shortlink::ApiKeys> LoadApiKeys(const std::string& path) {
+  auto keys = std::make_shared<shortlink::ApiKeys>();
+  const Status s = shortlink::ApiKeys::Load(path, keys.get());
+  if (!s.ok()) {
+    std::fprintf(stderr, "shortlinkd: %s\n", s.message().c_str());
+    return nullptr;
+  }
+  return keys;
+}
+
+// A --rate-limit-* flag pair; false after printing why it is refused.
+bool ParseLimitFlags(const char* flag, const std::string& spec, double burst,
+                     shortlink::RateLimit* out) {
+  if (spec.empty()) return true;
+  const Status s = shortlink::ParseRateLimit(spec, out);
+  if (!s.ok()) {
+    std::fprintf(stderr, "shortlinkd: %s: %s\n", flag, s.message().c_str());
+    return false;
+  }
+  if (burst > 0) out->burst = std::max(1.0, burst);
+  return true;
 }
 
 int Preload(shortlink::LinkStore* store, const Flags& flags) {
@@ -193,7 +262,80 @@ int main(int argc, char** argv) {
                  "store N generated links directly, compact, and exit");
   app.add_option("--codes-out", flags.codes_out,
                  "with --preload: write the codes to this file");
+  app.add_option("--config", flags.config,
+                 "read flags from this TOML/INI file (flags and environment "
+                 "take precedence)");
+  app.add_option("--api-keys-file", flags.api_keys_file,
+                 "name:sha256:<hex> lines; if given, creating links needs "
+                 "one of these keys (or the admin token)");
+  app.add_option("--rate-limit-key", flags.rate_limit_key,
+                 "per API key: R/s, R/m or R/h (default: no limit)");
+  app.add_option("--rate-limit-key-burst", flags.rate_limit_key_burst,
+                 "bucket size for --rate-limit-key (default: one second's "
+                 "worth, at least 1)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--rate-limit-ip", flags.rate_limit_ip,
+                 "per client address (IPv6 by /64): R/s, R/m or R/h "
+                 "(default: no limit)");
+  app.add_option("--rate-limit-ip-burst", flags.rate_limit_ip_burst,
+                 "bucket size for --rate-limit-ip")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--rate-limit-ip-entries", flags.rate_limit_ip_entries,
+                 "most client addresses tracked at once")
+      ->check(CLI::Range(size_t{shortlink::RateLimiter::kShards},
+                         size_t{100'000'000}))
+      ->capture_default_str();
+  app.add_flag("--rate-limit-redirects", flags.rate_limit_redirects,
+               "apply --rate-limit-ip to redirects too");
+  app.add_flag("--trust-proxy", flags.trust_proxy,
+               "take the client address from X-Forwarded-For's last hop");
+  app.add_option("--access-log", flags.access_log,
+                 "log every request to this file, or - for stdout");
+  app.add_option("--access-log-format", flags.access_log_format,
+                 "common, combined or json")
+      ->check(CLI::IsMember({"common", "combined", "json"}))
+      ->capture_default_str();
+  std::string key_name;
+  CLI::App* hash_cmd = app.add_subcommand(
+      "hash-api-key",
+      "read an API key from stdin, print its --api-keys-file line");
+  hash_cmd->add_option("name", key_name, "the key's name")->required();
+  shortlink::AddEnvironmentNames(&app);
   CLI11_PARSE(app, argc, argv);
+  if (*hash_cmd) return HashApiKey(key_name);
+  if (!flags.config.empty()) {
+    const Status cs = shortlink::ApplyConfigFile(&app, flags.config);
+    if (!cs.ok()) {
+      std::fprintf(stderr, "shortlinkd: %s\n", cs.message().c_str());
+      return 2;
+    }
+  }
+  for (int i = 1; i < argc; i++) {
+    if (std::string_view(argv[i]).starts_with("--admin-token")) {
+      std::fprintf(stderr,
+                   "shortlinkd: warning: --admin-token on the command line "
+                   "is visible to every local user; prefer "
+                   "SHORTLINKD_ADMIN_TOKEN or --config\n");
+      break;
+    }
+  }
+  shortlink::RateLimit key_limit, ip_limit;
+  if (!ParseLimitFlags("--rate-limit-key", flags.rate_limit_key,
+                       flags.rate_limit_key_burst, &key_limit) ||
+      !ParseLimitFlags("--rate-limit-ip", flags.rate_limit_ip,
+                       flags.rate_limit_ip_burst, &ip_limit)) {
+    return 2;
+  }
+  if (key_limit.enabled() && flags.api_keys_file.empty()) {
+    std::fprintf(stderr,
+                 "shortlinkd: warning: --rate-limit-key has no effect "
+                 "without --api-keys-file\n");
+  }
+  std::shared_ptr<const shortlink::ApiKeys> api_keys;
+  if (!flags.api_keys_file.empty()) {
+    api_keys = LoadApiKeys(flags.api_keys_file);
+    if (api_keys == nullptr) return 2;
+  }
 
   std::string host;
   int port = 0;
@@ -209,9 +351,24 @@ int main(int argc, char** argv) {
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
 
+  // After the mask: the log's writer thread must not take the signals.
+  std::unique_ptr<shortlink::AccessLog> access_log;
+  if (!flags.access_log.empty()) {
+    shortlink::AccessLogFormat format;
+    Status as =
+        shortlink::ParseAccessLogFormat(flags.access_log_format, &format);
+    if (as.ok())
+      as = shortlink::AccessLog::Open(flags.access_log, format, &access_log);
+    if (!as.ok()) {
+      std::fprintf(stderr, "shortlinkd: access log: %s\n",
+                   as.ToString().c_str());
+      return 2;
+    }
+  }
   shortlink::LinkStoreOptions store_options;
   store_options.bits_per_key = flags.bits_per_key;
   store_options.block_cache_bytes = flags.block_cache_mb << 20;
@@ -258,12 +415,33 @@ int main(int argc, char** argv) {
       flags.base_url.empty() ? "http://" + bound : flags.base_url;
   service_options.redirect_status = flags.redirect_status;
   service_options.admin_token = flags.admin_token;
+  shortlink::AdmissionOptions& admission = service_options.admission;
+  admission.api_keys = api_keys;
+  admission.key_limit = key_limit;
+  admission.ip_limit = ip_limit;
+  admission.ip_limit_entries = flags.rate_limit_ip_entries;
+  admission.limit_redirects = flags.rate_limit_redirects;
+  admission.trust_proxy = flags.trust_proxy;
+  service_options.access_log = access_log.get();
   service = std::make_unique<shortlink::Service>(store.get(), service_options);
 
   std::atomic<bool> signalled{false};
-  std::thread signal_thread([&server, &signals, &signalled] {
+  std::thread signal_thread([&] {
     int sig = 0;
-    sigwait(&signals, &sig);
+    while (sigwait(&signals, &sig) == 0 && sig == SIGHUP) {
+      // Reload: a broken keys file keeps the keys in force.
+      if (!flags.api_keys_file.empty()) {
+        auto keys = LoadApiKeys(flags.api_keys_file);
+        if (keys != nullptr) {
+          service->admission()->SetApiKeys(std::move(keys));
+          std::fprintf(stderr, "shortlinkd: reloaded %s\n",
+                       flags.api_keys_file.c_str());
+        } else {
+          std::fprintf(stderr, "shortlinkd: keeping the old API keys\n");
+        }
+      }
+      if (access_log) access_log->Reopen();
+    }
     signalled = true;
     server.Stop();
   });

@@ -27,8 +27,10 @@ enum class Route : int {
   kDelete,        // DELETE /api/links/{code}
   kHealthz,
   kMetrics,
-  kAdmin,  // /admin/...
-  kOther,  // anything else, including unparseable requests
+  kAdmin,    // /admin/...
+  kPage,     // GET /, /app.js, /app.css
+  kOpenapi,  // GET /openapi.json
+  kOther,    // anything else, including unparseable requests
   kCount,
 };
 const char* RouteName(Route route);

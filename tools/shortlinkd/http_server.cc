@@ -67,6 +67,8 @@ const char* StatusText(int status) {
       return "Moved Permanently";
     case 302:
       return "Found";
+    case 304:
+      return "Not Modified";
     case 400:
       return "Bad Request";
     case 401:
@@ -225,7 +227,8 @@ struct HttpServer::Impl {
     if (!res.content_type.empty()) {
       out += "Content-Type: " + res.content_type + "\r\n";
     }
-    if (res.status != 204) {
+    const bool no_content = res.status == 204 || res.status == 304;
+    if (!no_content) {
       out += "Content-Length: " + std::to_string(res.body.size()) + "\r\n";
     }
     if (c->close_after) out += "Connection: close\r\n";
@@ -233,7 +236,7 @@ struct HttpServer::Impl {
       out += name + ": " + value + "\r\n";
     }
     out += "\r\n";
-    if (!c->parser.head_method() && res.status != 204) out += res.body;
+    if (!c->parser.head_method() && !no_content) out += res.body;
     c->state = Conn::State::kWriting;
     c->deadline = Clock::now() + Ms(options.write_timeout_ms);
     OnWritable(id, c);

@@ -27,10 +27,12 @@ enum class Route : int {
   kDelete,        // DELETE /api/links/{code}
   kHealthz,
   kMetrics,
-  kAdmin,    // /admin/...
-  kPage,     // GET /, /app.js, /app.css
-  kOpenapi,  // GET /openapi.json
-  kOther,    // anything else, including unparseable requests
+  kAdmin,  // /admin/...
+  // The web page: GET /, /app.js, /app.css.
+  kPage,
+  // GET /openapi.json.
+  kOpenapi,
+  kOther,  // anything else, including unparseable requests
   kCount,
 };
 const char* RouteName(Route route);

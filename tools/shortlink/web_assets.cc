@@ -57,6 +57,16 @@ bool MatchesETag(std::string_view if_none_match, std::string_view etag) {
   return false;
 }
 
+const std::vector<std::pair<std::string, std::string>>& WebSecurityHeaders() {
+  static const std::vector<std::pair<std::string, std::string>> headers = {
+      {"Content-Security-Policy", kContentSecurityPolicy},
+      {"X-Content-Type-Options", "nosniff"},
+      {"Referrer-Policy", "no-referrer"},
+      {"X-Frame-Options", "DENY"},
+  };
+  return headers;
+}
+
 }  // namespace
 
 const std::vector<WebAsset>& WebAssets() {
@@ -74,16 +84,6 @@ const WebAsset* FindWebAsset(std::string_view path) {
     if (asset.path == path) return &asset;
   }
   return nullptr;
-}
-
-const std::vector<std::pair<std::string, std::string>>& WebSecurityHeaders() {
-  static const std::vector<std::pair<std::string, std::string>> headers = {
-      {"Content-Security-Policy", kContentSecurityPolicy},
-      {"X-Content-Type-Options", "nosniff"},
-      {"Referrer-Policy", "no-referrer"},
-      {"X-Frame-Options", "DENY"},
-  };
-  return headers;
 }
 
 void ServeWebAsset(const WebAsset& asset, const HttpRequest& req,

@@ -37,9 +37,6 @@ const WebAsset* FindWebAsset(std::string_view path);
 void ServeWebAsset(const WebAsset& asset, const HttpRequest& req,
                    HttpResponse* res);
 
-// The headers every page answer carries, for the tests.
-const std::vector<std::pair<std::string, std::string>>& WebSecurityHeaders();
-
 }  // namespace shortlink
 
 #endif  // BLOOMKV_TOOLS_SHORTLINK_WEB_ASSETS_H_

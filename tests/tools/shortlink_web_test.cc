@@ -453,6 +453,15 @@ TEST(WebServerTest, ConditionalRequestsThroughTheServer) {
   ASSERT_EQ(
       0, posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ));
   posix_spawn_file_actions_destroy(&actions);
+  struct KillOnExit {  // if an assertion ends the test early
+    pid_t pid;
+    ~KillOnExit() {
+      if (pid > 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, nullptr, 0);
+      }
+    }
+  } guard{pid};
   int port = 0;
   for (int i = 0; i < 1000 && port == 0; i++) {
     std::ifstream in(port_file);
@@ -484,6 +493,7 @@ TEST(WebServerTest, ConditionalRequestsThroughTheServer) {
   kill(pid, SIGTERM);
   int status = 0;
   waitpid(pid, &status, 0);
+  guard.pid = -1;
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 #else
   GTEST_SKIP() << "SHORTLINKD_PATH not defined";

@@ -610,7 +610,7 @@ TEST_F(ShortlinkdTest, SurvivesGarbageRequests) {
   auto cli = server_->Client();
   EXPECT_EQ(404, cli.Put("/api/links", "{}", "application/json")->status);
   EXPECT_EQ(404, cli.Get("/a/b/c")->status);
-  EXPECT_EQ(404, cli.Get("/")->status);
+  EXPECT_EQ(404, cli.Post("/", "{}", "application/json")->status);
   EXPECT_EQ(0, server_->Stop(SIGTERM)) << server_->Log();
 }
 

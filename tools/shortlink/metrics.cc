@@ -22,6 +22,10 @@ const char* RouteName(Route route) {
       return "metrics";
     case Route::kAdmin:
       return "admin";
+    case Route::kPage:
+      return "page";
+    case Route::kOpenapi:
+      return "openapi";
     case Route::kOther:
     case Route::kCount:
       break;
@@ -33,6 +37,10 @@ Route ClassifyRoute(std::string_view method, std::string_view path) {
   if (path == "/healthz") return Route::kHealthz;
   if (path == "/metrics") return Route::kMetrics;
   if (path.starts_with("/admin/")) return Route::kAdmin;
+  if (path == "/" || path == "/app.js" || path == "/app.css") {
+    return Route::kPage;
+  }
+  if (path == "/openapi.json") return Route::kOpenapi;
   if (path == "/api/links") {
     return method == "POST" ? Route::kCreate : Route::kOther;
   }

@@ -28,6 +28,10 @@ enum class Route : int {
   kHealthz,
   kMetrics,
   kAdmin,  // /admin/...
+  // The web page: GET /, /app.js, /app.css.
+  kPage,
+  // GET /openapi.json.
+  kOpenapi,
   kOther,  // anything else, including unparseable requests
   kCount,
 };

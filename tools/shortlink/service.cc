@@ -9,6 +9,7 @@
 
 #include "tools/shortlink/code.h"
 #include "tools/shortlink/url.h"
+#include "tools/shortlink/web_assets.h"
 
 namespace shortlink {
 
@@ -191,6 +192,26 @@ void Service::Reject(const HttpRequest& req, HttpResponse* res) {
   }
 }
 
+std::span<const RouteSpec> ServiceRoutes() {
+  static constexpr RouteSpec kRoutes[] = {
+      {"POST", "/api/links"},
+      {"GET", "/api/links"},
+      {"GET", "/api/links/{code}"},
+      {"PATCH", "/api/links/{code}"},
+      {"DELETE", "/api/links/{code}"},
+      {"GET", "/{code}"},
+      {"POST", "/admin/flush"},
+      {"POST", "/admin/compact"},
+      {"GET", "/metrics"},
+      {"GET", "/healthz"},
+      {"GET", "/"},
+      {"GET", "/app.js"},
+      {"GET", "/app.css"},
+      {"GET", "/openapi.json"},
+  };
+  return kRoutes;
+}
+
 void Service::Route(const HttpRequest& req, HttpResponse& res) {
   const std::string_view path = req.path;
   // HEAD is answered as GET; the server leaves the body out.
@@ -209,6 +230,9 @@ void Service::Route(const HttpRequest& req, HttpResponse& res) {
   std::string code;
 
   if (get && path == "/healthz") return res.SetContent("ok\n", "text/plain");
+  if (const WebAsset* asset = get ? FindWebAsset(path) : nullptr) {
+    return ServeWebAsset(*asset, req, &res);
+  }
   if (get && path == "/metrics") {
     return res.SetContent(metrics_.Render(store_->Stats()),
                           "text/plain; version=0.0.4; charset=utf-8");

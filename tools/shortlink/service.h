@@ -8,6 +8,8 @@
 //   POST   /admin/compact      full compaction (admin)       200
 //   GET    /metrics            Prometheus text               200
 //   GET    /healthz            "ok"                          200
+//   GET    /, /app.js, /app.css  the web page (web_assets.h)  200 / 304
+//   GET    /openapi.json       the API as OpenAPI 3.0        200 / 304
 // Before routing, Admission (admission.h) checks API keys and rate limits.
 // docs/shortlinkd.md describes every status and error. Every error answer
 // is JSON {"error": "..."}; no request can make the process crash (Handle
@@ -21,6 +23,7 @@
 #define BLOOMKV_TOOLS_SHORTLINK_SERVICE_H_
 
 #include <cstddef>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -54,6 +57,19 @@ struct ServiceOptions {
 // True if `header` is "Bearer <token>" with token equal to `expected`, in
 // time independent of where they differ. An empty `expected` never matches.
 bool CheckBearerToken(std::string_view header, std::string_view expected);
+
+// A route the Service answers: a method and a path in which "{name}" stands
+// for one path segment. GET stands for HEAD too.
+struct RouteSpec {
+  std::string_view method;
+  std::string_view path;
+};
+
+// Every route of the API, as openapi.json describes it. A route added to
+// Service::Route must be added here and to openapi.json: the tests check
+// that every request the Service answers matches a route of this list, and
+// that the list and the document agree.
+std::span<const RouteSpec> ServiceRoutes();
 
 class Service {
  public:

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
@@ -25,6 +24,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "tools/shortlinkd/http_parser.h"
 #include "util/thread_annotations.h"
 
 namespace shortlink {
@@ -44,8 +44,6 @@ constexpr uint64_t kFirstConnId = 2;
 
 // How often deadlines are checked; timeouts fire up to this much late.
 constexpr Ms kSweepInterval{50};
-// Longest chunk-size line (with extensions) and trailer line.
-constexpr size_t kMaxChunkLineBytes = 1024;
 // Bytes read per recv.
 constexpr size_t kReadBlockBytes = 16 << 10;
 // After an answer that closes the connection the client's remaining bytes
@@ -55,65 +53,6 @@ constexpr Ms kDrainTime{1000};
 constexpr size_t kMaxDrainBytes = 1 << 20;
 // After EMFILE/ENFILE, accepting pauses this long.
 constexpr Ms kAcceptPause{100};
-
-bool IsTchar(char c) {
-  if ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
-      (c >= 'A' && c <= 'Z')) {
-    return true;
-  }
-  return std::strchr("!#$%&'*+-.^_`|~", c) != nullptr && c != '\0';
-}
-
-// Header value bytes: visible ASCII, space, tab and obs-text.
-bool IsFieldValueChar(char c) {
-  const auto u = static_cast<unsigned char>(c);
-  return u == '\t' || (u >= 0x20 && u != 0x7f);
-}
-
-std::string_view TrimOws(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
-
-int HexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-// Percent-decodes a path; a '%' not followed by two hex digits stays as is.
-std::string DecodePath(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); i++) {
-    if (s[i] == '%' && i + 2 < s.size() && HexValue(s[i + 1]) >= 0 &&
-        HexValue(s[i + 2]) >= 0) {
-      out.push_back(
-          static_cast<char>(HexValue(s[i + 1]) * 16 + HexValue(s[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(s[i]);
-    }
-  }
-  return out;
-}
-
-// True if the comma-separated header value holds `token` (any case).
-bool HasToken(std::string_view value, std::string_view token) {
-  while (!value.empty()) {
-    const size_t comma = value.find(',');
-    if (EqualsIgnoreCase(TrimOws(value.substr(0, comma)), token)) return true;
-    if (comma == std::string_view::npos) break;
-    value.remove_prefix(comma + 1);
-  }
-  return false;
-}
 
 const char* StatusText(int status) {
   switch (status) {
@@ -129,6 +68,8 @@ const char* StatusText(int status) {
       return "Moved Permanently";
     case 302:
       return "Found";
+    case 304:
+      return "Not Modified";
     case 400:
       return "Bad Request";
     case 401:
@@ -162,8 +103,6 @@ const char* StatusText(int status) {
   }
 }
 
-enum class ParseResult { kNeedMore, kComplete, kError };
-
 // The numeric host of an accepted peer; an IPv4-mapped IPv6 address
 // (::ffff:192.0.2.7, from a dual-stack socket) is given as plain IPv4.
 std::string PeerAddress(const sockaddr_storage& peer) {
@@ -185,7 +124,7 @@ std::string PeerAddress(const sockaddr_storage& peer) {
 struct Conn {
   enum class State { kReading, kBusy, kWriting, kDraining };
 
-  explicit Conn(int f) : fd(f) {}
+  Conn(int f, HttpParserLimits limits) : fd(f), parser(limits) {}
   ~Conn() { close(fd); }
 
   const int fd;
@@ -196,18 +135,8 @@ struct Conn {
 
   // The request being parsed.
   bool started = false;  // a byte of it has arrived
-  size_t scan = 0;       // where the search for the end of the head resumes
-  bool head_done = false;
   HttpRequest req;
-  bool head_method = false;
-  bool keep_alive = true;
-  bool chunked = false;
-  size_t content_length = 0;
-  // Chunked body decoding: position in `in` and what is expected there.
-  enum class Chunk { kSize, kData, kTrailer } chunk = Chunk::kSize;
-  size_t body_pos = 0;
-  size_t chunk_left = 0;
-  int error_status = 0;  // set with ParseResult::kError
+  HttpRequestParser parser;
 
   // The response being written.
   std::string out;
@@ -217,18 +146,9 @@ struct Conn {
 
   void ResetRequest() {
     started = false;
-    scan = 0;
-    head_done = false;
     req = HttpRequest();
+    parser.Reset();
     req.remote_addr = remote_addr;
-    head_method = false;
-    keep_alive = true;
-    chunked = false;
-    content_length = 0;
-    chunk = Chunk::kSize;
-    body_pos = 0;
-    chunk_left = 0;
-    error_status = 0;
   }
 };
 
@@ -300,222 +220,18 @@ struct HttpServer::Impl {
     }
   }
 
-  size_t MaxBufferedBytes() const {
-    // Head, body and up to three bytes of chunk framing per body byte.
-    return options.max_header_bytes + 4 * options.max_body_bytes;
-  }
-
-  ParseResult Fail(Conn* c, int status) {
-    c->error_status = status;
-    return ParseResult::kError;
-  }
-
-  ParseResult ParseHead(Conn* c, size_t head_end) {
-    const std::string_view head(c->in.data(), head_end);  // lines + CRLFs
-    size_t line_end = std::min(head.find("\r\n"), head.size());
-    const std::string_view line = head.substr(0, line_end);
-    // METHOD SP target SP HTTP/1.x
-    const size_t sp1 = line.find(' ');
-    const size_t sp2 =
-        sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-    if (sp2 == std::string_view::npos) return Fail(c, 400);
-    const std::string_view method = line.substr(0, sp1);
-    const std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
-    const std::string_view version = line.substr(sp2 + 1);
-    if (method.empty()) return Fail(c, 400);
-    for (char ch : method) {
-      if (!IsTchar(ch)) return Fail(c, 400);
-    }
-    if (target.empty() || target[0] != '/') return Fail(c, 400);
-    for (char ch : target) {
-      const auto u = static_cast<unsigned char>(ch);
-      if (u <= 0x20 || u == 0x7f) return Fail(c, 400);
-    }
-    c->req.method.assign(method);
-    const size_t q = target.find('?');
-    c->req.path = DecodePath(target.substr(0, q));
-    if (q != std::string_view::npos) c->req.query.assign(target.substr(q + 1));
-    bool http10 = false;
-    if (version == "HTTP/1.0") {
-      http10 = true;
-    } else if (version != "HTTP/1.1") {
-      const bool looks_http =
-          version.size() == 8 && version.starts_with("HTTP/") &&
-          std::isdigit(static_cast<unsigned char>(version[5])) &&
-          version[6] == '.' &&
-          std::isdigit(static_cast<unsigned char>(version[7]));
-      return Fail(c, looks_http ? 505 : 400);
-    }
-    c->head_method = method == "HEAD";
-
-    bool have_length = false;
-    int te_headers = 0;
-    bool te_chunked = false;
-    bool keep_alive_asked = false;
-    size_t pos = line_end + 2;
-    while (pos < head.size()) {
-      line_end = std::min(head.find("\r\n", pos), head.size());
-      const std::string_view h = head.substr(pos, line_end - pos);
-      pos = line_end + 2;
-      const size_t colon = h.find(':');
-      // No name, whitespace before the colon, or a folded line.
-      if (colon == 0 || colon == std::string_view::npos) return Fail(c, 400);
-      const std::string_view name = h.substr(0, colon);
-      for (char ch : name) {
-        if (!IsTchar(ch)) return Fail(c, 400);
-      }
-      const std::string_view value = TrimOws(h.substr(colon + 1));
-      for (char ch : value) {
-        if (!IsFieldValueChar(ch)) return Fail(c, 400);
-      }
-      c->req.headers.emplace_back(std::string(name), std::string(value));
-
-      if (EqualsIgnoreCase(name, "Content-Length")) {
-        // A list or repeated header is accepted only if every value is the
-        // same number.
-        std::string_view rest = value;
-        for (;;) {
-          const size_t comma = rest.find(',');
-          const std::string_view v = TrimOws(rest.substr(0, comma));
-          if (v.empty() || v.size() > 18) return Fail(c, 400);
-          size_t n = 0;
-          for (char ch : v) {
-            if (ch < '0' || ch > '9') return Fail(c, 400);
-            n = n * 10 + static_cast<size_t>(ch - '0');
-          }
-          if (have_length && n != c->content_length) return Fail(c, 400);
-          have_length = true;
-          c->content_length = n;
-          if (comma == std::string_view::npos) break;
-          rest.remove_prefix(comma + 1);
-        }
-      } else if (EqualsIgnoreCase(name, "Transfer-Encoding")) {
-        te_headers++;
-        te_chunked = EqualsIgnoreCase(value, "chunked");
-      } else if (EqualsIgnoreCase(name, "Connection")) {
-        // HTTP/1.0 closes unless asked not to; HTTP/1.1 the other way.
-        if (HasToken(value, "close")) c->keep_alive = false;
-        if (HasToken(value, "keep-alive")) keep_alive_asked = true;
-      }
-    }
-    if (http10 && !keep_alive_asked) c->keep_alive = false;
-    if (te_headers > 0) {
-      // Only a single "chunked", never with a length, never in HTTP/1.0.
-      if (te_headers > 1 || !te_chunked || have_length || http10) {
-        return Fail(c, 400);
-      }
-      c->chunked = true;
-    }
-    if (c->content_length > options.max_body_bytes) return Fail(c, 413);
-    c->head_done = true;
-    c->body_pos = head_end + 4;
-
-    if ((c->chunked || c->content_length > 0) && !http10 &&
-        c->in.size() == c->body_pos &&
-        HasToken(c->req.Header("Expect"), "100-continue")) {
-      constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-      (void)!send(c->fd, kContinue.data(), kContinue.size(), MSG_NOSIGNAL);
-    }
-    return ParseResult::kNeedMore;
-  }
-
-  // Decodes as much of a chunked body as has arrived.
-  ParseResult ParseChunks(Conn* c) {
-    for (;;) {
-      if (c->chunk == Conn::Chunk::kData) {
-        if (c->in.size() < c->body_pos + c->chunk_left + 2) {
-          return ParseResult::kNeedMore;
-        }
-        c->req.body.append(c->in, c->body_pos, c->chunk_left);
-        c->body_pos += c->chunk_left;
-        if (c->in.compare(c->body_pos, 2, "\r\n") != 0) return Fail(c, 400);
-        c->body_pos += 2;
-        c->chunk = Conn::Chunk::kSize;
-        continue;
-      }
-      const size_t eol = c->in.find("\r\n", c->body_pos);
-      if (eol == std::string::npos) {
-        return c->in.size() - c->body_pos > kMaxChunkLineBytes
-                   ? Fail(c, 400)
-                   : ParseResult::kNeedMore;
-      }
-      const std::string_view line(c->in.data() + c->body_pos,
-                                  eol - c->body_pos);
-      if (line.size() > kMaxChunkLineBytes) return Fail(c, 400);
-      c->body_pos = eol + 2;
-      for (char ch : line) {
-        if (ch == '\r' || ch == '\n' || ch == '\0') return Fail(c, 400);
-      }
-      if (c->chunk == Conn::Chunk::kTrailer) {
-        if (line.empty()) return ParseResult::kComplete;
-        if (line[0] == ' ' || line[0] == '\t' ||
-            line.find(':') == std::string_view::npos) {
-          return Fail(c, 400);
-        }
-        continue;  // trailers are read and ignored
-      }
-      // chunk-size [ext]: hex digits, then nothing or ";..." after OWS.
-      size_t i = 0;
-      size_t size = 0;
-      while (i < line.size() && HexValue(line[i]) >= 0) {
-        size = size * 16 + static_cast<size_t>(HexValue(line[i]));
-        if (size > options.max_body_bytes) return Fail(c, 413);
-        i++;
-      }
-      if (i == 0) return Fail(c, 400);
-      const std::string_view ext = TrimOws(line.substr(i));
-      if (!ext.empty() && ext[0] != ';') return Fail(c, 400);
-      if (c->req.body.size() + size > options.max_body_bytes) {
-        return Fail(c, 413);
-      }
-      if (size == 0) {
-        c->chunk = Conn::Chunk::kTrailer;
-      } else {
-        c->chunk = Conn::Chunk::kData;
-        c->chunk_left = size;
-      }
-    }
-  }
-
   // Parses the request at the front of c->in.
-  ParseResult Parse(Conn* c) {
-    if (c->in.empty()) return ParseResult::kNeedMore;
-    if (!c->started) {
+  HttpRequestParser::Result Parse(Conn* c) {
+    if (!c->in.empty() && !c->started) {
       c->started = true;
       c->deadline = Clock::now() + Ms(options.read_timeout_ms);
     }
-    if (!c->head_done) {
-      // Every LF must end a CRLF; the head ends at the first CRLFCRLF.
-      const size_t limit = std::min(c->in.size(), options.max_header_bytes);
-      for (size_t k = c->scan; k < limit; k++) {
-        if (c->in[k] != '\n') continue;
-        if (k == 0 || c->in[k - 1] != '\r') return Fail(c, 400);
-        if (k >= 3 && c->in[k - 2] == '\n' && c->in[k - 3] == '\r') {
-          if (k == 3) return Fail(c, 400);  // empty request line
-          const ParseResult r = ParseHead(c, k - 3);
-          if (r != ParseResult::kNeedMore) return r;
-          break;
-        }
-      }
-      if (!c->head_done) {
-        c->scan = limit;
-        return c->in.size() >= options.max_header_bytes
-                   ? Fail(c, 431)
-                   : ParseResult::kNeedMore;
-      }
+    const HttpRequestParser::Result r = c->parser.Parse(&c->in, &c->req);
+    if (c->parser.TakeContinueRequest()) {
+      constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
+      (void)!send(c->fd, kContinue.data(), kContinue.size(), MSG_NOSIGNAL);
     }
-    if (c->chunked) {
-      const ParseResult r = ParseChunks(c);
-      if (r != ParseResult::kComplete) return r;
-      c->in.erase(0, c->body_pos);
-      return r;
-    }
-    if (c->in.size() < c->body_pos + c->content_length) {
-      return ParseResult::kNeedMore;
-    }
-    c->req.body.assign(c->in, c->body_pos, c->content_length);
-    c->in.erase(0, c->body_pos + c->content_length);
-    return ParseResult::kComplete;
+    return r;
   }
 
   void CloseConn(uint64_t id) { conns.erase(id); }
@@ -532,7 +248,8 @@ struct HttpServer::Impl {
     if (!res.content_type.empty()) {
       out += "Content-Type: " + res.content_type + "\r\n";
     }
-    if (res.status != 204) {
+    const bool no_content = res.status == 204 || res.status == 304;
+    if (!no_content) {
       out += "Content-Length: " + std::to_string(res.body.size()) + "\r\n";
     }
     if (c->close_after) out += "Connection: close\r\n";
@@ -540,7 +257,7 @@ struct HttpServer::Impl {
       out += name + ": " + value + "\r\n";
     }
     out += "\r\n";
-    if (!c->head_method && res.status != 204) out += res.body;
+    if (!c->parser.head_method() && !no_content) out += res.body;
     c->state = Conn::State::kWriting;
     c->deadline = Clock::now() + Ms(options.write_timeout_ms);
     OnWritable(id, c);
@@ -595,21 +312,18 @@ struct HttpServer::Impl {
   // socket is empty or the request fails.
   void OnReadable(uint64_t id, Conn* c) {
     for (;;) {
-      const ParseResult r = Parse(c);
-      if (r == ParseResult::kError)
-        return RejectRequest(id, c, c->error_status);
-      if (r == ParseResult::kComplete) {
+      const HttpRequestParser::Result r = Parse(c);
+      if (r == HttpRequestParser::Result::kError)
+        return RejectRequest(id, c, c->parser.error_status());
+      if (r == HttpRequestParser::Result::kComplete) {
         c->state = Conn::State::kBusy;
-        c->close_after = !c->keep_alive || stopping;
+        c->close_after = !c->parser.keep_alive() || stopping;
         {
           std::lock_guard<std::mutex> lock(mu);
           jobs.push_back(Job{id, std::move(c->req)});
         }
         jobs_cv.notify_one();
         return;
-      }
-      if (c->in.size() >= MaxBufferedBytes()) {
-        return RejectRequest(id, c, c->head_done ? 413 : 431);
       }
       const size_t old = c->in.size();
       c->in.resize(old + kReadBlockBytes);
@@ -647,7 +361,9 @@ struct HttpServer::Impl {
       const int one = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
       const uint64_t id = next_id++;
-      auto conn = std::make_unique<Conn>(fd);
+      auto conn = std::make_unique<Conn>(
+          fd,
+          HttpParserLimits{options.max_header_bytes, options.max_body_bytes});
       conn->remote_addr = PeerAddress(peer);
       conn->req.remote_addr = conn->remote_addr;
       conn->deadline = Clock::now() + Ms(options.idle_timeout_ms);

@@ -14,9 +14,24 @@ struct TableCache::Entry {
   uint64_t number = 0;
   std::unique_ptr<SegmentReader> reader;
   int pins = 0;
-  bool evicted = false;             // Evict()ed while pinned
-  std::list<Entry*>::iterator lru;  // valid while pins == 0
+  bool evicted = false;  // Evict()ed while pinned
+  // Neighbours in the LRU list while pins == 0. Intrusive, so that pinning
+  // and releasing a file allocate nothing.
+  Entry* prev = nullptr;
+  Entry* next = nullptr;
 };
+
+void TableCache::Unlink(Entry* e) {
+  e->prev->next = e->next;
+  e->next->prev = e->prev;
+}
+
+void TableCache::AppendToLru(Entry* e) {
+  e->next = lru_.get();
+  e->prev = lru_->prev;
+  e->prev->next = e;
+  lru_->prev = e;
+}
 
 TableCache::TableCache(std::string dbname, Env* env,
                        std::shared_ptr<const FilterPolicy> filter_policy,
@@ -25,7 +40,10 @@ TableCache::TableCache(std::string dbname, Env* env,
       env_(env),
       filter_policy_(std::move(filter_policy)),
       block_cache_(block_cache),
-      capacity_(std::max<size_t>(capacity, 1)) {}
+      capacity_(std::max<size_t>(capacity, 1)),
+      lru_(std::make_unique<Entry>()) {
+  lru_->prev = lru_->next = lru_.get();
+}
 
 TableCache::~TableCache() = default;
 
@@ -80,7 +98,7 @@ Status TableCache::Acquire(const FileMetaData& f, Handle* handle) {
     auto it = entries_.find(f.number);
     if (it != entries_.end()) {
       Entry* e = it->second.get();
-      if (e->pins++ == 0) lru_.erase(e->lru);
+      if (e->pins++ == 0) Unlink(e);
       handle->cache_ = this;
       handle->entry_ = e;
       return Status::OK();
@@ -115,7 +133,7 @@ TableCache::Entry* TableCache::InsertLocked(
       // closed here, before it stops being counted.
       e = it->second.get();
       reader.reset();
-      if (pin && e->pins++ == 0) lru_.erase(e->lru);
+      if (pin && e->pins++ == 0) Unlink(e);
     } else {
       auto owned = std::make_unique<Entry>();
       e = owned.get();
@@ -126,7 +144,7 @@ TableCache::Entry* TableCache::InsertLocked(
       if (pin) {
         e->pins = 1;
       } else {
-        e->lru = lru_.insert(lru_.end(), e);
+        AppendToLru(e);
       }
     }
   }
@@ -137,7 +155,7 @@ TableCache::Entry* TableCache::InsertLocked(
 void TableCache::Release(Entry* e) {
   std::lock_guard<std::mutex> guard(mu_);
   if (--e->pins > 0) return;
-  e->lru = lru_.insert(lru_.end(), e);
+  AppendToLru(e);
   if (e->evicted) {
     CloseLocked(e);
   } else {
@@ -146,14 +164,14 @@ void TableCache::Release(Entry* e) {
 }
 
 void TableCache::ShrinkLocked() {
-  while (entries_.size() + opening_ > capacity_ && !lru_.empty()) {
-    CloseLocked(lru_.front());
+  while (entries_.size() + opening_ > capacity_ && lru_->next != lru_.get()) {
+    CloseLocked(lru_->next);
   }
 }
 
 void TableCache::CloseLocked(Entry* e) {
-  // REQUIRES: e is unpinned (in lru_).
-  lru_.erase(e->lru);
+  // REQUIRES: e is unpinned (in the LRU list).
+  Unlink(e);
   index_bytes_ -= e->reader->index_memory();
   entries_.erase(e->number);  // closes the file
 }

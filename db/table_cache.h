@@ -32,7 +32,6 @@
 #define BLOOMKV_DB_TABLE_CACHE_H_
 
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -127,6 +126,8 @@ class TableCache {
   // capacity are open. REQUIRES: mu_ held.
   void ShrinkLocked() REQUIRES(mu_);
   void CloseLocked(Entry* e) REQUIRES(mu_);
+  void AppendToLru(Entry* e) REQUIRES(mu_);
+  static void Unlink(Entry* e);  // from the LRU list; REQUIRES: mu_ held
 
   const std::string dbname_;
   Env* const env_;
@@ -136,8 +137,10 @@ class TableCache {
 
   mutable std::mutex mu_;
   std::unordered_map<uint64_t, std::unique_ptr<Entry>> entries_ GUARDED_BY(mu_);
-  std::list<Entry*> lru_ GUARDED_BY(mu_);  // unpinned, oldest use first
-  size_t opening_ GUARDED_BY(mu_) = 0;     // reserved, being opened
+  // Sentinel of the circular list of unpinned entries, least recently
+  // used first (lru_->next).
+  const std::unique_ptr<Entry> lru_ GUARDED_BY(mu_);
+  size_t opening_ GUARDED_BY(mu_) = 0;  // reserved, being opened
   uint64_t index_bytes_ GUARDED_BY(mu_) = 0;
 };
 

@@ -1,9 +1,11 @@
-// The table cache seen from the database: at most max_open_files segment
-// files open (minus the ten set aside for the WAL, manifest and the rest)
-// whatever the database does, under a real descriptor limit too; lookups
-// the filter rules out open no file; a file reopened on demand is checked
-// again and its damage reported; concurrent reads while compaction closes
-// and reopens files; the memory and descriptor figures reported.
+// The table cache (db/table_cache.h), on its own: pins keep files open,
+// the capacity is held whenever something can be closed, eviction,
+// failures not cached. Then seen from the database: at most max_open_files
+// segment files open (minus the ten set aside for the WAL, manifest and the
+// rest) whatever the database does, under a real descriptor limit too;
+// lookups the filter rules out open no file; a file reopened on demand is
+// checked again and its damage reported; concurrent reads while compaction
+// closes and reopens files; the memory and descriptor figures reported.
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -22,6 +24,8 @@
 
 #include "bloomkv/db.h"
 #include "db/filename.h"
+#include "db/segment_output.h"
+#include "db/table_cache.h"
 #include "table/format.h"
 #include "tests/testutil/test_util.h"
 #include "util/counting_env.h"
@@ -80,6 +84,150 @@ class OpenSegmentsEnv : public EnvWrapper {
   std::atomic<int> peak_{0};
   std::atomic<uint64_t> opens_{0};
 };
+
+// Segments 1..n of one key each ("k<number>"), loaded into a table cache
+// of the given capacity.
+class TableCacheTest : public testing::Test {
+ protected:
+  void Build(int n, size_t capacity) {
+    options_.env = &env_;
+    for (int number = 1; number <= n; number++) {
+      SegmentOutput out(options_, dir_.path(), number, options_.filter_policy);
+      ASSERT_TRUE(out.Open().ok());
+      ASSERT_TRUE(
+          out.Add(MakeInternalKey(UserKey(number), 1, ValueType::kValue),
+                  "v" + std::to_string(number))
+              .ok());
+      std::shared_ptr<FileMetaData> f;
+      ASSERT_TRUE(out.Finish(&f).ok());
+      files_.push_back(f);
+    }
+    cache_ = std::make_unique<TableCache>(
+        dir_.path(), &env_, options_.filter_policy, nullptr, capacity);
+    for (const auto& f : files_) {
+      cache_->Load(f.get());
+      ASSERT_TRUE(f->open_status.ok()) << f->open_status.ToString();
+      ASSERT_NE(nullptr, f->filter);
+    }
+  }
+
+  static std::string UserKey(int number) {
+    return "k" + std::to_string(number);
+  }
+
+  // Reads segment number's one key through the cache.
+  Status Read(int number) {
+    TableCache::Handle h;
+    Status s = cache_->Acquire(*files_[number - 1], &h);
+    if (!s.ok()) return s;
+    LookupResult result;
+    std::string value;
+    s = h.reader()->Search(SegmentReadOptions(), UserKey(number),
+                           kMaxSequenceNumber, &result, &value, nullptr);
+    if (s.ok() && (result != LookupResult::kFound ||
+                   value != "v" + std::to_string(number))) {
+      s = Status::Corruption("wrong answer from segment " +
+                             std::to_string(number));
+    }
+    return s;
+  }
+
+  test::TempDir dir_{"tablecache"};
+  OpenSegmentsEnv env_{Env::Default()};
+  Options options_;
+  std::vector<std::shared_ptr<FileMetaData>> files_;
+  std::unique_ptr<TableCache> cache_;
+};
+
+TEST_F(TableCacheTest, KeepsAtMostCapacityFilesOpenLeastRecentlyUsedGoFirst) {
+  Build(8, 3);
+  EXPECT_EQ(3, env_.open());  // Load keeps the newest ones
+  EXPECT_EQ(3u, cache_->open_files());
+  for (int round = 0; round < 2; round++) {
+    for (int number = 1; number <= 8; number++) {
+      ASSERT_TRUE(Read(number).ok());
+      EXPECT_EQ(3, env_.open());
+    }
+  }
+  // 6, 7 and 8 are open now: reading them opens nothing.
+  const uint64_t opens = env_.opens();
+  for (int number : {6, 7, 8, 6}) ASSERT_TRUE(Read(number).ok());
+  EXPECT_EQ(opens, env_.opens());
+  ASSERT_TRUE(Read(1).ok());  // closes 7, the least recently used
+  EXPECT_EQ(opens + 1, env_.opens());
+  ASSERT_TRUE(Read(8).ok());
+  EXPECT_EQ(opens + 1, env_.opens());
+  ASSERT_TRUE(Read(7).ok());
+  EXPECT_EQ(opens + 2, env_.opens());
+  EXPECT_GT(cache_->index_bytes(), 0u);
+  cache_.reset();
+  EXPECT_EQ(0, env_.open());
+}
+
+TEST_F(TableCacheTest, PinnedFilesStayOpenAndTheCacheShrinksBackOnRelease) {
+  Build(6, 2);
+  std::vector<TableCache::Handle> pins(6);
+  for (int i = 0; i < 6; i++) {
+    ASSERT_TRUE(cache_->Acquire(*files_[i], &pins[i]).ok());
+    EXPECT_EQ(std::max(2, i + 1), env_.open());
+  }
+  // Every pinned reader still answers.
+  for (int i = 0; i < 6; i++) {
+    LookupResult result;
+    std::string value;
+    ASSERT_TRUE(pins[i]
+                    .reader()
+                    ->Search(SegmentReadOptions(), UserKey(i + 1),
+                             kMaxSequenceNumber, &result, &value, nullptr)
+                    .ok());
+    EXPECT_EQ(LookupResult::kFound, result);
+  }
+  for (int i = 0; i < 6; i++) {
+    pins[i].Reset();
+    EXPECT_EQ(std::max(2, 5 - i), env_.open());
+  }
+}
+
+TEST_F(TableCacheTest, EvictClosesAtOnceOrAtTheLastRelease) {
+  Build(3, 10);
+  EXPECT_EQ(3, env_.open());
+  cache_->Evict(1);
+  EXPECT_EQ(2, env_.open());
+  TableCache::Handle pin;
+  ASSERT_TRUE(cache_->Acquire(*files_[1], &pin).ok());
+  cache_->Evict(2);
+  EXPECT_EQ(2, env_.open());  // pinned: still open
+  pin.Reset();
+  EXPECT_EQ(1, env_.open());
+  cache_->Evict(99);  // never open: nothing happens
+  EXPECT_EQ(1, env_.open());
+}
+
+TEST_F(TableCacheTest, AFailedReopenIsReportedAndNotRemembered) {
+  Build(4, 2);  // segments 1 and 2 are closed
+  const std::string fname = SegmentFileName(dir_.path(), 1);
+  const std::string moved = fname + ".away";
+  ASSERT_TRUE(env_.RenameFile(fname, moved).ok());
+  Status s = Read(1);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(std::string::npos, s.ToString().find(fname)) << s.ToString();
+  EXPECT_LE(env_.open(), 2);
+  ASSERT_TRUE(env_.RenameFile(moved, fname).ok());
+  EXPECT_TRUE(Read(1).ok());
+}
+
+TEST_F(TableCacheTest, ASegmentThatFailedToLoadIsNeverOpened) {
+  Build(2, 2);
+  FileMetaData failed;
+  failed.number = files_[0]->number;
+  failed.file_size = files_[0]->file_size;
+  failed.open_status = Status::Corruption("earlier failure");
+  TableCache::Handle h;
+  const uint64_t opens = env_.opens();
+  EXPECT_EQ("Corruption: earlier failure",
+            cache_->Acquire(failed, &h).ToString());
+  EXPECT_EQ(opens, env_.opens());
+}
 
 constexpr int kMaxOpenFiles = 20;
 // What the table cache may keep open: max_open_files minus the descriptors

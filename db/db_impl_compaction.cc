@@ -248,6 +248,7 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
       Log(info_log_,
           "Deleting %06" PRIu64 ".seg: output of a failed compaction",
           f->number);
+      table_cache_->Evict(f->number);
       env_->RemoveFile(SegmentFileName(dbname_, f->number))
           .PermitUncheckedError();
     }

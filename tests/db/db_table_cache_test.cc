@@ -28,7 +28,6 @@
 #include "db/table_cache.h"
 #include "table/format.h"
 #include "tests/testutil/test_util.h"
-#include "util/counting_env.h"
 #include "util/random.h"
 
 namespace bloomkv {

@@ -45,6 +45,10 @@ class OpenSegmentsEnv : public EnvWrapper {
     Status s = target()->NewRandomAccessFile(fname, &file);
     if (!s.ok()) return s;
     if (fname.ends_with(".seg")) {
+      {
+        std::lock_guard<std::mutex> guard(mu_);
+        if (++opens_per_file_[fname] > 1) reopens_++;
+      }
       opens_.fetch_add(1);
       const int now = open_.fetch_add(1) + 1;
       int peak = peak_.load();
@@ -59,6 +63,11 @@ class OpenSegmentsEnv : public EnvWrapper {
   int open() const { return open_.load(); }
   int peak() const { return peak_.load(); }
   uint64_t opens() const { return opens_.load(); }
+  // Opens of a file that had been opened before.
+  uint64_t reopens() const {
+    std::lock_guard<std::mutex> guard(mu_);
+    return reopens_;
+  }
 
  private:
   class Tracked : public RandomAccessFile {
@@ -82,6 +91,9 @@ class OpenSegmentsEnv : public EnvWrapper {
   std::atomic<int> open_{0};
   std::atomic<int> peak_{0};
   std::atomic<uint64_t> opens_{0};
+  mutable std::mutex mu_;
+  std::map<std::string, int> opens_per_file_;  // GUARDED_BY(mu_)
+  uint64_t reopens_ = 0;                       // GUARDED_BY(mu_)
 };
 
 // Segments 1..n of one key each ("k<number>"), loaded into a table cache
@@ -516,7 +528,8 @@ bool IsSomeValueOf(int i, const std::string& v) {
 
 TEST(DBTableCacheTest, ConcurrentReadsWhileCompactionClosesAndReopensFiles) {
   test::TempDir dir("tablecache");
-  Options options = BudgetOptions(Env::Default());
+  OpenSegmentsEnv env(Env::Default());
+  Options options = BudgetOptions(&env);
   options.block_cache_capacity = 64 << 10;
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
@@ -564,6 +577,7 @@ TEST(DBTableCacheTest, ConcurrentReadsWhileCompactionClosesAndReopensFiles) {
   done = true;
   for (auto& t : readers) t.join();
   EXPECT_EQ(0, errors.load()) << first_error;
+  EXPECT_GT(env.reopens(), 0u) << "no file was closed and reopened";
 }
 
 TEST(DBTableCacheTest, ReportsMemoryAndOpenFiles) {

@@ -89,9 +89,10 @@ struct Options {
   // an iterator or a level-0 compaction keeps each level-0 segment and one
   // segment per deeper level open for its life. Every live segment's filter
   // stays in memory whether its file is open or not, so lookups of absent
-  // keys never open a file; raise the value (to about one per 2 MiB of the
-  // working set) when lookups of present keys reopen files often, lower it
-  // under a tight descriptor limit (ulimit -n). Default: 1000. Minimum: 20.
+  // keys never open a file. Raise it toward the number of segments that
+  // lookups of present keys touch when they reopen files often (see
+  // GetProperty("bloomkv.resource-usage")); lower it under a tight
+  // descriptor limit (ulimit -n). Default: 1000. Minimum: 20.
   int max_open_files = 1000;
 
   // Verify more aggressively: every block read is checksummed, and on Open a

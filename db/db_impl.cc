@@ -115,6 +115,10 @@ Status ValidateOptions(const Options& o) {
     return Status::InvalidArgument(
         "target_file_size must be in [16 KiB, 4 GiB]");
   }
+  if (o.max_open_files < kMinMaxOpenFiles) {
+    return Status::InvalidArgument("max_open_files must be at least " +
+                                   std::to_string(kMinMaxOpenFiles));
+  }
   return Status::OK();
 }
 
@@ -129,7 +133,7 @@ Status CheckSegments(const Version& v, bool paranoid) {
   size_t bad = 0;
   for (int level = 0; level < kNumLevels; level++) {
     for (const auto& f : v.files(level)) {
-      if (f->reader != nullptr) continue;
+      if (f->open_status.ok()) continue;
       if (bad++ < kMaxFilesNamed) {
         names += (names.empty() ? "" : "; ") + f->open_status.ToString();
       }
@@ -202,6 +206,9 @@ DBImpl::DBImpl(const Options& options, std::string dbname, bool read_only)
   if (options_.block_cache_capacity > 0) {
     block_cache_ = std::make_unique<Cache>(options_.block_cache_capacity);
   }
+  table_cache_ = std::make_unique<TableCache>(
+      dbname_, env_, options_.filter_policy, block_cache_.get(),
+      static_cast<size_t>(options_.max_open_files - kNumNonSegmentFiles));
   versions_ = std::make_unique<VersionSet>(
       dbname_, env_, [this](FileMetaData* f) { OpenSegment(f); });
   if (options_.info_log == nullptr && !read_only_) {
@@ -495,32 +502,11 @@ Status DBImpl::ReplayLog(uint64_t number, bool newest,
 }
 
 void DBImpl::OpenSegment(FileMetaData* f) const {
-  const std::string fname = SegmentFileName(dbname_, f->number);
-  std::unique_ptr<RandomAccessFile> file;
-  uint64_t size = 0;
-  Status s = env_->GetFileSize(fname, &size);
-  if (s.IsNotFound()) {
-    // Never let "no such file" pass for "no such key".
-    s = Status::Corruption(fname, "is missing: the manifest lists it");
-  }
-  if (s.ok() && size != f->file_size) {
-    s = Status::Corruption(fname, "is " + std::to_string(size) +
-                                      " bytes, the manifest says " +
-                                      std::to_string(f->file_size));
-  }
-  if (s.ok()) s = env_->NewRandomAccessFile(fname, &file);
-  std::unique_ptr<SegmentReader> reader;
-  if (s.ok()) {
-    SegmentReaderOptions ro;
-    ro.filter_policy = options_.filter_policy;
-    ro.block_cache = block_cache_.get();
-    s = SegmentReader::Open(ro, fname, std::move(file), size, &reader);
-  }
-  if (!s.ok())
-    Log(info_log_, "ERROR: cannot open segment %s: %s", fname.c_str(),
-        s.ToString().c_str());
-  f->open_status = s;
-  f->reader = std::move(reader);
+  table_cache_->Load(f);
+  if (!f->open_status.ok())
+    Log(info_log_, "ERROR: cannot open segment %s: %s",
+        SegmentFileName(dbname_, f->number).c_str(),
+        f->open_status.ToString().c_str());
 }
 
 std::shared_ptr<const FilterPolicy> DBImpl::FlushFilterPolicy(
@@ -620,6 +606,7 @@ void DBImpl::DeleteObsoleteFiles() {
     }
     if (!keep)
       Log(info_log_, "Deleting %s: %s", name.c_str(), ObsoleteFileReason(type));
+    if (!keep && type == FileType::kSegmentFile) table_cache_->Evict(number);
     if (!keep) env_->RemoveFile(dbname_ + "/" + name).PermitUncheckedError();
   }
 }
@@ -990,22 +977,34 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
       return false;  // t->outcome defaults to kSkippedByRange
     }
     consulted++;
-    if (f.reader == nullptr) {
+    if (!f.open_status.ok()) {
       s = f.open_status;
       if (t != nullptr) t->outcome = SegmentOutcome::kError;
       return true;
     }
     SegmentCounters::Shard& fc = f.counters.ShardFor(thread);
     fc.Add(kSegmentLookups, 1);
+    if (t != nullptr) t->had_filter = f.filter != nullptr;
+    // The filter is in memory for every live segment: a negative needs no
+    // open file.
+    if (f.filter != nullptr && !f.filter->KeyMayMatch(hash)) {
+      negatives++;
+      fc.Add(kSegmentFilterNegatives, 1);
+      if (t != nullptr) t->outcome = SegmentOutcome::kSkippedByFilter;
+      return false;
+    }
+    TableCache::Handle segment;
+    s = table_cache_->Acquire(f, &segment);
     SegmentReadStats seg_io;
-    LookupResult result;
-    s = f.reader->Get(sro, key, hash, snapshot, &result, value, &seg_io);
+    LookupResult result = LookupResult::kNotFound;
+    if (s.ok()) {
+      s = segment.reader()->Search(sro, key, snapshot, &result, value, &seg_io);
+    }
     io.data_blocks_read += seg_io.data_blocks_read;
     io.bytes_read += seg_io.bytes_read;
     io.cache_hits += seg_io.cache_hits;
     io.cache_misses += seg_io.cache_misses;
     if (t != nullptr) {
-      t->had_filter = f.reader->has_filter();
       t->data_blocks_read = seg_io.data_blocks_read;
       t->bytes_read = seg_io.bytes_read;
       t->cache_hits = seg_io.cache_hits;
@@ -1013,12 +1012,6 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
     if (!s.ok()) {
       if (t != nullptr) t->outcome = SegmentOutcome::kError;
       return true;
-    }
-    if (result == LookupResult::kFilterNegative) {
-      negatives++;
-      fc.Add(kSegmentFilterNegatives, 1);
-      if (t != nullptr) t->outcome = SegmentOutcome::kSkippedByFilter;
-      return false;
     }
     positives++;
     fc.Add(kSegmentFilterPositives, 1);
@@ -1091,13 +1084,16 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   std::vector<std::unique_ptr<Iterator>> children;
   children.emplace_back(view->mem()->NewIterator());
   if (view->imm() != nullptr) children.emplace_back(view->imm()->NewIterator());
-  for (int level = 0; level < kNumLevels; level++) {
-    for (const auto& f : view->version().files(level)) {
-      if (f->reader == nullptr) {
-        children.emplace_back(NewErrorIterator(f->open_status));
-      } else {
-        children.push_back(f->reader->NewIterator(sro, nullptr));
-      }
+  // Level-0 segments overlap: each is a child of the merge, open for the
+  // iterator's life. A deeper level is one child that opens its segments
+  // one at a time, so an iterator pins at most one segment per level there.
+  for (const auto& f : view->version().files(0)) {
+    children.push_back(table_cache_->NewIterator(*f, sro));
+  }
+  for (int level = 1; level < kNumLevels; level++) {
+    const Version::FileList& files = view->version().files(level);
+    if (!files.empty()) {
+      children.push_back(table_cache_->NewLevelIterator(files, sro));
     }
   }
   // The cleanup runs after the merged iterator is gone, so the memtables and
@@ -1166,13 +1162,13 @@ std::vector<SegmentInfo> DBImpl::GetSegmentInfo() {
       i.num_entries = f->num_entries;
       i.smallest_key = ExtractUserKey(f->smallest).ToString();
       i.largest_key = ExtractUserKey(f->largest).ToString();
-      i.readable = f->reader != nullptr;
+      i.readable = f->open_status.ok();
       if (!i.readable) i.error = f->open_status.ToString();
-      if (f->reader != nullptr && f->reader->has_filter()) {
+      if (f->filter != nullptr) {
         i.has_filter = true;
-        i.bits_per_key = f->reader->properties().bits_per_key;
-        i.filter_bytes = f->reader->filter_memory();
-        i.theoretical_fp_rate = f->reader->TheoreticalFpRate();
+        i.bits_per_key = f->filter->bits_per_key();
+        i.filter_bytes = f->filter->memory();
+        i.theoretical_fp_rate = f->filter->TheoreticalFpRate();
       }
       i.lookups = f->counters.Sum(kSegmentLookups);
       i.filter_negatives = f->counters.Sum(kSegmentFilterNegatives);
@@ -1210,15 +1206,34 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     *value = LevelsTable();
     return true;
   }
-  if (name == "bloomkv.approximate-memory-usage") {
-    size_t total = mem_usage;
-    if (block_cache_ != nullptr) total += block_cache_->TotalCharge();
+  if (name == "bloomkv.approximate-memory-usage" ||
+      name == "bloomkv.resource-usage") {
+    uint64_t filter_bytes = 0, segments = 0;
     for (int level = 0; level < kNumLevels; level++) {
       for (const auto& f : v->files(level)) {
-        if (f->reader != nullptr) total += f->reader->filter_memory();
+        segments++;
+        if (f->filter != nullptr) filter_bytes += f->filter->memory();
       }
     }
-    *value = std::to_string(total);
+    const uint64_t index_bytes = table_cache_->index_bytes();
+    const uint64_t cache_bytes =
+        block_cache_ != nullptr ? block_cache_->TotalCharge() : 0;
+    const uint64_t total = mem_usage + filter_bytes + index_bytes + cache_bytes;
+    if (name == "bloomkv.approximate-memory-usage") {
+      *value = std::to_string(total);
+      return true;
+    }
+    auto add = [value](const char* key, uint64_t n) {
+      *value += std::string(key) + ": " + std::to_string(n) + "\n";
+    };
+    add("memtable_bytes", mem_usage);
+    add("filter_bytes", filter_bytes);
+    add("index_bytes", index_bytes);
+    add("block_cache_bytes", cache_bytes);
+    add("total_bytes", total);
+    add("segments", segments);
+    add("open_segment_files", table_cache_->open_files());
+    add("max_open_segment_files", table_cache_->capacity());
     return true;
   }
   if (name == "bloomkv.segments") {

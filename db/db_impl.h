@@ -43,6 +43,7 @@
 #include "db/log_writer.h"
 #include "db/memtable.h"
 #include "db/read_view.h"
+#include "db/table_cache.h"
 #include "db/version_set.h"
 #include "table/segment_reader.h"
 #include "util/cache.h"
@@ -122,7 +123,8 @@ class DBImpl final : public DB {
   Status ReplayLog(uint64_t number, bool newest, SequenceNumber* max_sequence,
                    VersionEdit* edit);
   Status OpenReadOnly(const std::vector<uint64_t>& logs);
-  // Opens the reader of a segment, or records in f why it cannot.
+  // Loads a segment entering the database (TableCache::Load), or records
+  // in f why it cannot.
   void OpenSegment(FileMetaData* f) const;
   // Writes mem to segment `number`, syncs it and its directory entry, and
   // opens it. *meta is null when mem is empty.
@@ -177,6 +179,7 @@ class DBImpl final : public DB {
   const bool read_only_;
   const std::string dbname_;
   std::unique_ptr<Cache> block_cache_;
+  std::unique_ptr<TableCache> table_cache_;  // uses block_cache_
   std::unique_ptr<FileLock> db_lock_;
   std::unique_ptr<Counters> counters_;
   // Where Log() lines go: options_.info_log, which the constructor points at

@@ -121,11 +121,16 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
   Status s;
   for (int which = 0; which < 2; which++) {
     for (const auto& f : c->inputs(which)) {
-      if (f->reader == nullptr) {
-        s = f->open_status;
-      } else {
-        children.push_back(f->reader->NewIterator(sro, nullptr));
+      if (!f->open_status.ok()) s = f->open_status;
+    }
+    // Inputs from level 0 overlap: each is a child of the merge. A deeper
+    // level's inputs are one sorted run, opened one segment at a time.
+    if (which == 0 && c->level() == 0) {
+      for (const auto& f : c->inputs(0)) {
+        children.push_back(table_cache_->NewIterator(*f, sro));
       }
+    } else if (!c->inputs(which).empty()) {
+      children.push_back(table_cache_->NewLevelIterator(c->inputs(which), sro));
     }
   }
   std::unique_ptr<Iterator> input = NewMergingIterator(std::move(children));
@@ -243,6 +248,7 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
       Log(info_log_,
           "Deleting %06" PRIu64 ".seg: output of a failed compaction",
           f->number);
+      table_cache_->Evict(f->number);
       env_->RemoveFile(SegmentFileName(dbname_, f->number))
           .PermitUncheckedError();
     }
@@ -336,10 +342,10 @@ std::string DBImpl::LevelsTable() {
     double fp = 0;
     for (const auto& f : v->files(level)) {
       entries += f->num_entries;
-      if (f->reader == nullptr || !f->reader->has_filter()) continue;
-      filter_bytes += f->reader->filter_memory();
+      if (f->filter == nullptr) continue;
+      filter_bytes += f->filter->memory();
       filtered_entries += f->num_entries;
-      const double rate = f->reader->TheoreticalFpRate();
+      const double rate = f->filter->TheoreticalFpRate();
       fp += level == 0 ? rate : rate * static_cast<double>(f->num_entries);
     }
     if (level > 0 && filtered_entries > 0) {

@@ -26,7 +26,7 @@
 
 namespace bloomkv {
 
-class SegmentReader;
+class SegmentFilter;
 
 constexpr int kNumLevels = 7;
 
@@ -50,10 +50,14 @@ struct FileMetaData {
   std::string smallest;  // internal key
   std::string largest;   // internal key
 
-  // Runtime only. Set before the file is published in a version, never
-  // changed after: readers use them without locks.
-  std::shared_ptr<const SegmentReader> reader;  // null if open failed
-  Status open_status;                           // why reader is null
+  // Runtime only, set by TableCache::Load before the file is published in
+  // a version, never changed after: readers use them without locks. The
+  // file itself is opened and closed by the table cache; the filter stays
+  // here, in memory for the segment's whole life, so that a lookup the
+  // filter rules out never touches the table cache.
+  std::shared_ptr<const SegmentFilter> filter;  // null: none usable
+  Status open_status;     // not OK: the segment cannot be read, and why
+  uint64_t cache_id = 0;  // the file's id in the block cache
   mutable SegmentCounters counters;  // updated through const pointers
 };
 

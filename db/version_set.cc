@@ -178,7 +178,7 @@ Status VersionSet::Recover() {
 Status VersionSet::CheckTornTailVersion(const Version& v) const {
   for (int level = 0; level < kNumLevels; level++) {
     for (const auto& f : v.files_[level]) {
-      if (f->reader == nullptr) return f->open_status;
+      if (!f->open_status.ok()) return f->open_status;
     }
   }
   // The log a version names is deleted only after a later edit is durable.

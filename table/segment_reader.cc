@@ -54,13 +54,8 @@ struct SegmentReader::Rep {
   Footer footer;
   SegmentProperties props;
   std::shared_ptr<const Block> index_block;
-  std::string filter;
-  bool filter_usable = false;
+  std::shared_ptr<const SegmentFilter> filter;  // null: none usable
   uint64_t cache_id = 0;
-  // The theoretical false-positive rate is costly to compute (about a
-  // millisecond) and only wanted by reports: computed once, on demand.
-  mutable std::once_flag fp_rate_once;
-  mutable double fp_rate = 1.0;
 
   // Corruption unless the block at h, trailer included, lies before the
   // footer.
@@ -124,6 +119,22 @@ struct SegmentReader::Rep {
     return Status::OK();
   }
 };
+
+SegmentFilter::SegmentFilter(std::shared_ptr<const FilterPolicy> policy,
+                             std::string data, uint64_t num_keys,
+                             double bits_per_key)
+    : policy_(std::move(policy)),
+      data_(std::move(data)),
+      num_keys_(num_keys),
+      bits_per_key_(bits_per_key) {}
+
+double SegmentFilter::TheoreticalFpRate() const {
+  // Costly and only wanted by reports: computed once, on demand.
+  std::call_once(fp_rate_once_, [this] {
+    fp_rate_ = policy_->TheoreticalFpRate(data_, num_keys_);
+  });
+  return fp_rate_;
+}
 
 SegmentReader::SegmentReader(std::unique_ptr<Rep> rep) : rep_(std::move(rep)) {}
 SegmentReader::~SegmentReader() = default;
@@ -192,37 +203,49 @@ Status SegmentReader::Open(const SegmentReaderOptions& options,
   // A filter is only interpreted by the policy that wrote it; any other
   // reader ignores it and searches the data blocks instead.
   const FilterPolicy* policy = options.filter_policy.get();
-  if (policy != nullptr && !rep->props.filter_policy.empty() &&
-      rep->props.filter_policy == policy->Name()) {
+  if (options.filter != nullptr) {
+    rep->filter = options.filter;
+  } else if (policy != nullptr && !rep->props.filter_policy.empty() &&
+             rep->props.filter_policy == policy->Name()) {
     s = rep->CheckHandle(footer.filter_handle, "filter");
+    std::string filter;
     if (s.ok()) {
       s = ReadBlock(rep->file.get(), file_name, footer.filter_handle, true,
-                    &rep->filter, nullptr);
+                    &filter, nullptr);
     }
     if (!s.ok()) return s;
-    rep->filter_usable = true;
+    rep->filter = std::make_shared<const SegmentFilter>(
+        options.filter_policy, std::move(filter), rep->props.num_filter_keys,
+        rep->props.bits_per_key);
   }
   if (options.block_cache != nullptr) {
-    rep->cache_id = options.block_cache->NewId();
+    rep->cache_id =
+        options.cache_id != 0 ? options.cache_id : options.block_cache->NewId();
   }
   result->reset(new SegmentReader(std::move(rep)));
   return Status::OK();
 }
 
 bool SegmentReader::KeyMayMatch(uint64_t key_hash) const {
-  if (!rep_->filter_usable) return true;
-  return rep_->options.filter_policy->KeyMayMatch(key_hash, rep_->filter);
+  return rep_->filter == nullptr || rep_->filter->KeyMayMatch(key_hash);
 }
 
 Status SegmentReader::Get(const SegmentReadOptions& options,
                           const Slice& user_key, uint64_t key_hash,
                           SequenceNumber snapshot, LookupResult* result,
                           std::string* value, SegmentReadStats* stats) const {
-  const Rep* r = rep_.get();
   if (!KeyMayMatch(key_hash)) {
     *result = LookupResult::kFilterNegative;
     return Status::OK();
   }
+  return Search(options, user_key, snapshot, result, value, stats);
+}
+
+Status SegmentReader::Search(const SegmentReadOptions& options,
+                             const Slice& user_key, SequenceNumber snapshot,
+                             LookupResult* result, std::string* value,
+                             SegmentReadStats* stats) const {
+  const Rep* r = rep_.get();
   *result = LookupResult::kNotFound;
   const LookupKey lookup(user_key, std::min(snapshot, kMaxSequenceNumber));
 
@@ -280,17 +303,18 @@ const SegmentProperties& SegmentReader::properties() const {
 }
 const std::string& SegmentReader::file_name() const { return rep_->file_name; }
 uint64_t SegmentReader::file_size() const { return rep_->file_size; }
-bool SegmentReader::has_filter() const { return rep_->filter_usable; }
+bool SegmentReader::has_filter() const { return rep_->filter != nullptr; }
+const std::shared_ptr<const SegmentFilter>& SegmentReader::filter() const {
+  return rep_->filter;
+}
 uint64_t SegmentReader::filter_memory() const {
-  return rep_->filter_usable ? rep_->filter.size() : 0;
+  return rep_->filter != nullptr ? rep_->filter->memory() : 0;
+}
+uint64_t SegmentReader::index_memory() const {
+  return rep_->index_block->size();
 }
 double SegmentReader::TheoreticalFpRate() const {
-  if (!rep_->filter_usable) return 1.0;
-  std::call_once(rep_->fp_rate_once, [this] {
-    rep_->fp_rate = rep_->options.filter_policy->TheoreticalFpRate(
-        rep_->filter, rep_->props.num_filter_keys);
-  });
-  return rep_->fp_rate;
+  return rep_->filter != nullptr ? rep_->filter->TheoreticalFpRate() : 1.0;
 }
 
 }  // namespace bloomkv

@@ -6,6 +6,12 @@
 // the caller's precomputed key hash before it touches the index or any data
 // block, so a filter negative costs no IO at all.
 //
+// The filter is a SegmentFilter of its own, shared: a database keeps every
+// live segment's filter in memory while closing and reopening the files
+// themselves (db/table_cache.h), asks the filter first and only calls
+// Search() on a positive; a reader reopened with the filter it had before
+// does not read the filter block again.
+//
 // Every read error or checksum mismatch is returned as Corruption (or the
 // Env's IOError) with a message naming the file and offset.
 // Thread-safety: immutable after Open(); safe for concurrent use. Iterators
@@ -15,8 +21,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
+#include "bloomkv/filter_policy.h"
 #include "bloomkv/iterator.h"
 #include "bloomkv/slice.h"
 #include "bloomkv/status.h"
@@ -29,6 +37,37 @@ class Cache;
 class FilterPolicy;
 class RandomAccessFile;
 
+// One segment's filter, as read (checksummed) from its filter block, with
+// the policy that interprets it. Thread-safety: immutable; safe for
+// concurrent use.
+class SegmentFilter {
+ public:
+  // REQUIRES: policy is non-null and wrote data (same Name()).
+  SegmentFilter(std::shared_ptr<const FilterPolicy> policy, std::string data,
+                uint64_t num_keys, double bits_per_key);
+  SegmentFilter(const SegmentFilter&) = delete;
+  SegmentFilter& operator=(const SegmentFilter&) = delete;
+
+  // False: the key is definitely not in the segment.
+  bool KeyMayMatch(uint64_t key_hash) const {
+    return policy_->KeyMayMatch(key_hash, data_);
+  }
+  // Bytes of filter held in memory.
+  uint64_t memory() const { return data_.size(); }
+  double bits_per_key() const { return bits_per_key_; }
+  // The false-positive rate theory predicts; computed (about a millisecond)
+  // on the first call only.
+  double TheoreticalFpRate() const;
+
+ private:
+  const std::shared_ptr<const FilterPolicy> policy_;
+  const std::string data_;
+  const uint64_t num_keys_;
+  const double bits_per_key_;
+  mutable std::once_flag fp_rate_once_;
+  mutable double fp_rate_ = 1.0;
+};
+
 struct SegmentReaderOptions {
   // The policy whose filters this reader interprets. A segment whose stored
   // policy name differs (or a null policy) is read without its filter: every
@@ -36,6 +75,14 @@ struct SegmentReaderOptions {
   std::shared_ptr<const FilterPolicy> filter_policy;
   // Optional block cache shared by many readers; not owned.
   Cache* block_cache = nullptr;
+  // When reopening a file: the filter an earlier reader of the same file
+  // loaded (its filter()). Open shares it instead of reading the filter
+  // block again, and ignores filter_policy. (An earlier reader without a
+  // usable filter: leave this and filter_policy null.)
+  std::shared_ptr<const SegmentFilter> filter;
+  // The file's id in the block cache; 0 takes a new one. A file reopened
+  // with its earlier id finds the blocks its earlier reader cached.
+  uint64_t cache_id = 0;
 };
 
 // IO done by one operation; the reader adds to it, never resets it.
@@ -77,6 +124,11 @@ class SegmentReader {
   Status Get(const SegmentReadOptions& options, const Slice& user_key,
              uint64_t key_hash, SequenceNumber snapshot, LookupResult* result,
              std::string* value, SegmentReadStats* stats) const;
+  // Get without the filter probe, for a caller that asked filter() itself:
+  // index and data block. *result is never kFilterNegative.
+  Status Search(const SegmentReadOptions& options, const Slice& user_key,
+                SequenceNumber snapshot, LookupResult* result,
+                std::string* value, SegmentReadStats* stats) const;
 
   // The filter's answer alone; true when the segment has no usable filter.
   bool KeyMayMatch(uint64_t key_hash) const;
@@ -91,8 +143,12 @@ class SegmentReader {
   uint64_t file_size() const;
   // True when the segment has a filter this reader interprets.
   bool has_filter() const;
+  // The usable filter, or null.
+  const std::shared_ptr<const SegmentFilter>& filter() const;
   // Bytes of filter held in memory (0 without a usable filter).
   uint64_t filter_memory() const;
+  // Bytes of the index block held in memory.
+  uint64_t index_memory() const;
   // False-positive rate theory predicts for this segment's filter; 1.0 when
   // there is no usable filter.
   double TheoreticalFpRate() const;

@@ -80,6 +80,21 @@ struct Options {
   // 0 disables the cache. Default: 8 MiB.
   size_t block_cache_capacity = 8 << 20;
 
+  // Segment files the database keeps open at once, for point lookups,
+  // iterators and compaction inputs; least recently used ones are closed
+  // beyond that. Ten of them are set aside for the files outside that
+  // budget (WAL, manifest, LOG, LOCK, the segment a flush or compaction is
+  // writing, directory syncs), so a database holds about this many file
+  // descriptors. It may go above that while every open segment is in use:
+  // an iterator or a level-0 compaction keeps each level-0 segment and one
+  // segment per deeper level open for its life. Every live segment's filter
+  // stays in memory whether its file is open or not, so lookups of absent
+  // keys never open a file. Raise it toward the number of segments that
+  // lookups of present keys touch when they reopen files often (see
+  // GetProperty("bloomkv.resource-usage")); lower it under a tight
+  // descriptor limit (ulimit -n). Default: 1000. Minimum: 20.
+  int max_open_files = 1000;
+
   // Verify more aggressively: every block read is checksummed, and on Open a
   // corrupt write-ahead log record that is not the torn tail of the last log
   // fails with Corruption instead of being skipped (a damaged end of an

@@ -1,0 +1,169 @@
+// TableCache: the open segment files of one database, at most `capacity` of
+// them at once, least recently used closed first.
+//
+// What stays in memory for every live segment, open or not, is what a miss
+// needs: its filter (FileMetaData::filter, loaded once by Load). A lookup
+// asks the filter first and comes here only on a positive, so a lookup of
+// an absent key costs exactly what it did when every file stayed open: no
+// lock, no hash table, no file. What an open reader holds besides (the file
+// descriptor, the footer, the properties and the index block) is bounded by
+// the capacity: the index lives with the reader, so index memory is at most
+// `capacity` index blocks, and is reported by index_bytes().
+//
+// A Handle pins an open reader; a pinned file is never closed. Closing
+// happens when a file must make room (the least recently used unpinned one
+// goes), when the last pin of a file over the budget goes, and on Evict.
+// Files are opened before they are counted and closed before they stop
+// being counted, so open_files() is never below the descriptors held. When
+// every open file is pinned (many level-0 segments under one iterator, a
+// compaction and concurrent lookups), the cache opens one more rather than
+// wait or fail, and shrinks back to the capacity as pins are released.
+//
+// Errors: a file that cannot be (re)opened gives Corruption or IOError
+// naming it (a missing file, or one whose size differs from the manifest's,
+// is Corruption), never NotFound; failures are not cached, the next use
+// tries again. A segment whose Load failed (FileMetaData::open_status) is
+// never opened here: its error is returned.
+//
+// Thread-safety: thread-safe. One mutex guards the table; it is held for
+// the lookup and while a closed file's descriptor is released, never while
+// a file is opened or read.
+#ifndef BLOOMKV_DB_TABLE_CACHE_H_
+#define BLOOMKV_DB_TABLE_CACHE_H_
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "bloomkv/env.h"
+#include "bloomkv/iterator.h"
+#include "bloomkv/status.h"
+#include "db/version_set.h"
+#include "table/segment_reader.h"
+#include "util/thread_annotations.h"
+
+namespace bloomkv {
+
+class Cache;
+
+// Descriptors a database keeps outside the table cache: the WAL, the
+// manifest, LOG, LOCK, the segment a flush or a compaction is writing, and
+// the short-lived ones (directory syncs, CURRENT's temporary file, a
+// checkpoint). The table cache gets max_open_files minus these.
+constexpr int kNumNonSegmentFiles = 10;
+// The smallest Options::max_open_files: leaves the table cache room for a
+// few level-0 segments and one segment per deeper level.
+constexpr int kMinMaxOpenFiles = 20;
+
+class TableCache {
+ public:
+  class Handle;
+
+  // filter_policy interprets the filters Load reads; block_cache (may be
+  // null, not owned) is the readers' block cache. REQUIRES: capacity >= 1.
+  TableCache(std::string dbname, Env* env,
+             std::shared_ptr<const FilterPolicy> filter_policy,
+             Cache* block_cache, size_t capacity);
+  TableCache(const TableCache&) = delete;
+  TableCache& operator=(const TableCache&) = delete;
+  // REQUIRES: no Handle or iterator of this cache is left.
+  ~TableCache();
+
+  // Opens segment f as it enters the database (recovery, flush, compaction
+  // output) and checks everything that can be checked without reading
+  // data blocks: the size the manifest records, footer, properties, index
+  // and filter (checksummed). Sets f->open_status (OK, or the error naming
+  // the file), and, when OK, f->filter and f->cache_id. The reader stays
+  // open as the most recently used file.
+  // REQUIRES: f is not yet in a published version (its fields are set
+  // without synchronization).
+  void Load(FileMetaData* f);
+
+  // Pins f's reader in *handle (releasing what *handle held), opening the
+  // file again if it was closed.
+  Status Acquire(const FileMetaData& f, Handle* handle);
+
+  // An iterator over f's entries that keeps f open until it is destroyed;
+  // an error iterator if f cannot be opened.
+  std::unique_ptr<Iterator> NewIterator(const FileMetaData& f,
+                                        const SegmentReadOptions& options);
+  // An iterator over the entries of a sorted, non-overlapping run of
+  // segments (one level >= 1), opening one segment at a time as it moves.
+  // REQUIRES: files outlives the iterator.
+  std::unique_ptr<Iterator> NewLevelIterator(const Version::FileList& files,
+                                             const SegmentReadOptions& options);
+
+  // The file of segment `number` is going away: close it now, or when its
+  // last pin is released.
+  void Evict(uint64_t number);
+
+  size_t capacity() const { return capacity_; }
+  // Segment files open now (pinned or not, and those being opened).
+  size_t open_files() const;
+  // Bytes of index blocks held by the open readers.
+  uint64_t index_bytes() const;
+
+ private:
+  struct Entry;
+
+  // Opens f's file and reads its metadata. filter_policy is null when
+  // reopening: the filter comes from f.
+  Status OpenReader(const FileMetaData& f,
+                    std::shared_ptr<const FilterPolicy> filter_policy,
+                    std::unique_ptr<SegmentReader>* reader);
+  // Reserves a place for a file about to be opened, closing unpinned files
+  // beyond the capacity first. REQUIRES: mu_ held.
+  void ReserveLocked() REQUIRES(mu_);
+  // Ends a reservation; adds reader (if non-null) as f's open file unless
+  // one is already there. Returns the entry, pinned when pin is set, or
+  // null when there is no reader. REQUIRES: mu_ held.
+  Entry* InsertLocked(uint64_t number, std::unique_ptr<SegmentReader> reader,
+                      bool pin) REQUIRES(mu_);
+  void Release(Entry* e);
+  // Closes least recently used unpinned files while more than the
+  // capacity are open. REQUIRES: mu_ held.
+  void ShrinkLocked() REQUIRES(mu_);
+  void CloseLocked(Entry* e) REQUIRES(mu_);
+  void AppendToLru(Entry* e) REQUIRES(mu_);
+  static void Unlink(Entry* e);  // from the LRU list; REQUIRES: mu_ held
+
+  const std::string dbname_;
+  Env* const env_;
+  const std::shared_ptr<const FilterPolicy> filter_policy_;
+  Cache* const block_cache_;
+  const size_t capacity_;
+
+  mutable std::mutex mu_;
+  std::unordered_map<uint64_t, std::unique_ptr<Entry>> entries_ GUARDED_BY(mu_);
+  // Sentinel of the circular list of unpinned entries, least recently
+  // used first (lru_->next).
+  const std::unique_ptr<Entry> lru_ GUARDED_BY(mu_);
+  size_t opening_ GUARDED_BY(mu_) = 0;  // reserved, being opened
+  uint64_t index_bytes_ GUARDED_BY(mu_) = 0;
+};
+
+// Pins one open segment reader while it exists. Move-only.
+class TableCache::Handle {
+ public:
+  Handle() = default;
+  Handle(const Handle&) = delete;
+  Handle& operator=(const Handle&) = delete;
+  Handle(Handle&& other) noexcept { *this = std::move(other); }
+  Handle& operator=(Handle&& other) noexcept;
+  ~Handle() { Reset(); }
+
+  // REQUIRES: a successful Acquire filled this handle.
+  const SegmentReader* reader() const;
+  void Reset();
+
+ private:
+  friend class TableCache;
+  TableCache* cache_ = nullptr;
+  Entry* entry_ = nullptr;
+};
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_DB_TABLE_CACHE_H_

@@ -1,0 +1,630 @@
+// The table cache (db/table_cache.h), on its own: pins keep files open,
+// the capacity is held whenever something can be closed, eviction,
+// failures not cached. Then seen from the database: at most max_open_files
+// segment files open (minus the ten set aside for the WAL, manifest and the
+// rest) whatever the database does, under a real descriptor limit too;
+// lookups the filter rules out open no file; a file reopened on demand is
+// checked again and its damage reported; concurrent reads while compaction
+// closes and reopens files; the memory and descriptor figures reported.
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bloomkv/db.h"
+#include "db/filename.h"
+#include "db/segment_output.h"
+#include "db/table_cache.h"
+#include "table/format.h"
+#include "tests/testutil/test_util.h"
+#include "util/random.h"
+
+namespace bloomkv {
+namespace {
+
+// Counts the segment files open through it right now, and the most ever.
+class OpenSegmentsEnv : public EnvWrapper {
+ public:
+  explicit OpenSegmentsEnv(Env* target) : EnvWrapper(target) {}
+
+  Status NewRandomAccessFile(
+      const std::string& fname,
+      std::unique_ptr<RandomAccessFile>* result) override {
+    std::unique_ptr<RandomAccessFile> file;
+    Status s = target()->NewRandomAccessFile(fname, &file);
+    if (!s.ok()) return s;
+    if (fname.ends_with(".seg")) {
+      {
+        std::lock_guard<std::mutex> guard(mu_);
+        if (++opens_per_file_[fname] > 1) reopens_++;
+      }
+      opens_.fetch_add(1);
+      const int now = open_.fetch_add(1) + 1;
+      int peak = peak_.load();
+      while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+      }
+      file = std::make_unique<Tracked>(std::move(file), &open_);
+    }
+    *result = std::move(file);
+    return s;
+  }
+
+  int open() const { return open_.load(); }
+  int peak() const { return peak_.load(); }
+  uint64_t opens() const { return opens_.load(); }
+  // Opens of a file that had been opened before.
+  uint64_t reopens() const {
+    std::lock_guard<std::mutex> guard(mu_);
+    return reopens_;
+  }
+
+ private:
+  class Tracked : public RandomAccessFile {
+   public:
+    Tracked(std::unique_ptr<RandomAccessFile> file, std::atomic<int>* open)
+        : file_(std::move(file)), open_(open) {}
+    ~Tracked() override {
+      file_.reset();  // closed before it stops being counted
+      open_->fetch_sub(1);
+    }
+    Status Read(uint64_t offset, size_t n, Slice* result,
+                char* scratch) const override {
+      return file_->Read(offset, n, result, scratch);
+    }
+
+   private:
+    std::unique_ptr<RandomAccessFile> file_;
+    std::atomic<int>* open_;
+  };
+
+  std::atomic<int> open_{0};
+  std::atomic<int> peak_{0};
+  std::atomic<uint64_t> opens_{0};
+  mutable std::mutex mu_;
+  std::map<std::string, int> opens_per_file_;  // GUARDED_BY(mu_)
+  uint64_t reopens_ = 0;                       // GUARDED_BY(mu_)
+};
+
+// Segments 1..n of one key each ("k<number>"), loaded into a table cache
+// of the given capacity.
+class TableCacheTest : public testing::Test {
+ protected:
+  void Build(int n, size_t capacity) {
+    options_.env = &env_;
+    for (int number = 1; number <= n; number++) {
+      SegmentOutput out(options_, dir_.path(), number, options_.filter_policy);
+      ASSERT_TRUE(out.Open().ok());
+      ASSERT_TRUE(
+          out.Add(MakeInternalKey(UserKey(number), 1, ValueType::kValue),
+                  "v" + std::to_string(number))
+              .ok());
+      std::shared_ptr<FileMetaData> f;
+      ASSERT_TRUE(out.Finish(&f).ok());
+      files_.push_back(f);
+    }
+    cache_ = std::make_unique<TableCache>(
+        dir_.path(), &env_, options_.filter_policy, nullptr, capacity);
+    for (const auto& f : files_) {
+      cache_->Load(f.get());
+      ASSERT_TRUE(f->open_status.ok()) << f->open_status.ToString();
+      ASSERT_NE(nullptr, f->filter);
+    }
+  }
+
+  static std::string UserKey(int number) {
+    return "k" + std::to_string(number);
+  }
+
+  // Reads segment number's one key through the cache.
+  Status Read(int number) {
+    TableCache::Handle h;
+    Status s = cache_->Acquire(*files_[number - 1], &h);
+    if (!s.ok()) return s;
+    LookupResult result;
+    std::string value;
+    s = h.reader()->Search(SegmentReadOptions(), UserKey(number),
+                           kMaxSequenceNumber, &result, &value, nullptr);
+    if (s.ok() && (result != LookupResult::kFound ||
+                   value != "v" + std::to_string(number))) {
+      s = Status::Corruption("wrong answer from segment " +
+                             std::to_string(number));
+    }
+    return s;
+  }
+
+  test::TempDir dir_{"tablecache"};
+  OpenSegmentsEnv env_{Env::Default()};
+  Options options_;
+  std::vector<std::shared_ptr<FileMetaData>> files_;
+  std::unique_ptr<TableCache> cache_;
+};
+
+TEST_F(TableCacheTest, KeepsAtMostCapacityFilesOpenLeastRecentlyUsedGoFirst) {
+  Build(8, 3);
+  EXPECT_EQ(3, env_.open());  // Load keeps the newest ones
+  EXPECT_EQ(3u, cache_->open_files());
+  for (int round = 0; round < 2; round++) {
+    for (int number = 1; number <= 8; number++) {
+      ASSERT_TRUE(Read(number).ok());
+      EXPECT_EQ(3, env_.open());
+    }
+  }
+  // 6, 7 and 8 are open now: reading them opens nothing.
+  const uint64_t opens = env_.opens();
+  for (int number : {6, 7, 8, 6}) ASSERT_TRUE(Read(number).ok());
+  EXPECT_EQ(opens, env_.opens());
+  ASSERT_TRUE(Read(1).ok());  // closes 7, the least recently used
+  EXPECT_EQ(opens + 1, env_.opens());
+  ASSERT_TRUE(Read(8).ok());
+  EXPECT_EQ(opens + 1, env_.opens());
+  ASSERT_TRUE(Read(7).ok());
+  EXPECT_EQ(opens + 2, env_.opens());
+  EXPECT_GT(cache_->index_bytes(), 0u);
+  cache_.reset();
+  EXPECT_EQ(0, env_.open());
+}
+
+TEST_F(TableCacheTest, PinnedFilesStayOpenAndTheCacheShrinksBackOnRelease) {
+  Build(6, 2);
+  std::vector<TableCache::Handle> pins(6);
+  for (int i = 0; i < 6; i++) {
+    ASSERT_TRUE(cache_->Acquire(*files_[i], &pins[i]).ok());
+    EXPECT_EQ(std::max(2, i + 1), env_.open());
+  }
+  // Every pinned reader still answers.
+  for (int i = 0; i < 6; i++) {
+    LookupResult result;
+    std::string value;
+    ASSERT_TRUE(pins[i]
+                    .reader()
+                    ->Search(SegmentReadOptions(), UserKey(i + 1),
+                             kMaxSequenceNumber, &result, &value, nullptr)
+                    .ok());
+    EXPECT_EQ(LookupResult::kFound, result);
+  }
+  for (int i = 0; i < 6; i++) {
+    pins[i].Reset();
+    EXPECT_EQ(std::max(2, 5 - i), env_.open());
+  }
+}
+
+TEST_F(TableCacheTest, EvictClosesAtOnceOrAtTheLastRelease) {
+  Build(3, 10);
+  EXPECT_EQ(3, env_.open());
+  cache_->Evict(1);
+  EXPECT_EQ(2, env_.open());
+  TableCache::Handle pin;
+  ASSERT_TRUE(cache_->Acquire(*files_[1], &pin).ok());
+  cache_->Evict(2);
+  EXPECT_EQ(2, env_.open());  // pinned: still open
+  pin.Reset();
+  EXPECT_EQ(1, env_.open());
+  cache_->Evict(99);  // never open: nothing happens
+  EXPECT_EQ(1, env_.open());
+}
+
+TEST_F(TableCacheTest, AFailedReopenIsReportedAndNotRemembered) {
+  Build(4, 2);  // segments 1 and 2 are closed
+  const std::string fname = SegmentFileName(dir_.path(), 1);
+  const std::string moved = fname + ".away";
+  ASSERT_TRUE(env_.RenameFile(fname, moved).ok());
+  Status s = Read(1);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  EXPECT_NE(std::string::npos, s.ToString().find(fname)) << s.ToString();
+  EXPECT_LE(env_.open(), 2);
+  ASSERT_TRUE(env_.RenameFile(moved, fname).ok());
+  EXPECT_TRUE(Read(1).ok());
+}
+
+TEST_F(TableCacheTest, ASegmentThatFailedToLoadIsNeverOpened) {
+  Build(2, 2);
+  FileMetaData failed;
+  failed.number = files_[0]->number;
+  failed.file_size = files_[0]->file_size;
+  failed.open_status = Status::Corruption("earlier failure");
+  TableCache::Handle h;
+  const uint64_t opens = env_.opens();
+  EXPECT_EQ("Corruption: earlier failure",
+            cache_->Acquire(failed, &h).ToString());
+  EXPECT_EQ(opens, env_.opens());
+}
+
+constexpr int kMaxOpenFiles = 20;
+// What the table cache may keep open: max_open_files minus the descriptors
+// set aside for the WAL, manifest, LOG, LOCK, outputs and the like.
+constexpr int kSegmentBudget = kMaxOpenFiles - 10;
+
+// Small memtables and segments, so that a few megabytes make hundreds of
+// segments over three levels; level 0 kept short, so that an iterator (each
+// level-0 segment plus one per deeper level) and a compaction running beside
+// it pin fewer files than the budget together.
+Options BudgetOptions(Env* env) {
+  Options o = test::TinyCompactionOptions();
+  o.env = env;
+  o.max_open_files = kMaxOpenFiles;
+  o.level0_slowdown_writes_trigger = 2;
+  o.level0_stop_writes_trigger = 3;
+  return o;
+}
+
+std::string Key(int i) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "key%07d", i);
+  return buf;
+}
+
+// Deterministic per (key, generation), so readers can check any answer;
+// random after the prefix, so that compression does not shrink it.
+std::string Value(int i, int generation, size_t len = 200) {
+  std::string v = Key(i) + "@" + std::to_string(generation) + ":";
+  Random rnd(static_cast<uint64_t>(i) * 1000003 + generation);
+  return v + test::RandomString(&rnd, len - std::min(len, v.size()));
+}
+
+int CountSegments(DB* db) {
+  return static_cast<int>(db->GetSegmentInfo().size());
+}
+
+std::map<std::string, uint64_t> ResourceUsage(DB* db) {
+  std::string text;
+  EXPECT_TRUE(db->GetProperty("bloomkv.resource-usage", &text));
+  std::map<std::string, uint64_t> r;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t eol = text.find('\n', pos);
+    const std::string line = text.substr(pos, eol - pos);
+    const size_t colon = line.find(": ");
+    if (colon != std::string::npos) {
+      r[line.substr(0, colon)] = std::stoull(line.substr(colon + 2));
+    }
+    pos = eol == std::string::npos ? text.size() : eol + 1;
+  }
+  return r;
+}
+
+TEST(DBTableCacheTest, OpenSegmentFilesNeverExceedTheBudget) {
+  test::TempDir dir("tablecache");
+  OpenSegmentsEnv env(Env::Default());
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(BudgetOptions(&env), dir.path(), &db).ok());
+
+  // Fill (flushes and compactions run all along), with lookups and short
+  // scans between the writes.
+  std::map<std::string, std::string> model;
+  Random rnd(301);
+  constexpr int kKeys = 3000;
+  for (int n = 0; n < 2 * kKeys; n++) {
+    const int i = static_cast<int>(rnd.Uniform(kKeys));
+    const std::string v = Value(i, n);
+    ASSERT_TRUE(db->Put(WriteOptions(), Key(i), v).ok());
+    model[Key(i)] = v;
+    if (n % 97 == 0) {
+      const int j = static_cast<int>(rnd.Uniform(kKeys));
+      std::string got;
+      Status s = db->Get(ReadOptions(), Key(j), &got);
+      auto want = model.find(Key(j));
+      if (want == model.end()) {
+        ASSERT_TRUE(s.IsNotFound()) << s.ToString();
+      } else {
+        ASSERT_TRUE(s.ok()) << Key(j) << ": " << s.ToString();
+        ASSERT_EQ(want->second, got);
+      }
+    }
+    if (n % 1999 == 0) {
+      std::unique_ptr<Iterator> it = db->NewIterator(ReadOptions());
+      int count = 0;
+      for (it->Seek(Key(static_cast<int>(rnd.Uniform(kKeys))));
+           it->Valid() && count < 50; it->Next()) {
+        count++;
+      }
+      ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+    }
+    ASSERT_LE(env.open(), kSegmentBudget);
+  }
+  ASSERT_GT(CountSegments(db.get()), 3 * kSegmentBudget)
+      << "too few segments for the budget to matter";
+
+  // Every key reads back, by Get and by a full scan, with files closed and
+  // reopened on the way.
+  const uint64_t opens_before_reads = env.opens();
+  for (const auto& [k, v] : model) {
+    std::string got;
+    Status s = db->Get(ReadOptions(), k, &got);
+    ASSERT_TRUE(s.ok()) << k << ": " << s.ToString();
+    ASSERT_EQ(v, got);
+  }
+  EXPECT_GT(env.opens(), opens_before_reads) << "no file was reopened";
+  std::unique_ptr<Iterator> it = db->NewIterator(ReadOptions());
+  auto want = model.begin();
+  for (it->SeekToFirst(); it->Valid(); it->Next(), ++want) {
+    ASSERT_NE(want, model.end());
+    ASSERT_EQ(want->first, it->key().ToString());
+    ASSERT_EQ(want->second, it->value().ToString());
+    ASSERT_LE(env.open(), kSegmentBudget);
+  }
+  ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+  EXPECT_EQ(want, model.end());
+  it.reset();
+
+  ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+  EXPECT_LE(env.peak(), kSegmentBudget);
+  db.reset();
+  EXPECT_EQ(0, env.open()) << "segment files left open after close";
+}
+
+// Writes n keys (values of value_len bytes) in order, then flushes.
+void Fill(DB* db, int n, size_t value_len,
+          std::map<std::string, std::string>* model) {
+  for (int i = 0; i < n; i++) {
+    const std::string v = Value(i, 0, value_len);
+    ASSERT_TRUE(db->Put(WriteOptions(), Key(i), v).ok());
+    if (model != nullptr) (*model)[Key(i)] = v;
+  }
+  ASSERT_TRUE(db->Flush().ok());
+}
+
+// The child of the descriptor-limit test: 0 when every key reads back.
+int FillAndReadUnderDescriptorLimit(const std::string& path) {
+  const rlimit limit{64, 64};
+  if (setrlimit(RLIMIT_NOFILE, &limit) != 0) {
+    std::perror("setrlimit");
+    return 2;
+  }
+  Options options = test::TinyCompactionOptions();
+  options.max_open_files = 40;
+  std::unique_ptr<DB> db;
+  Status s = DB::Open(options, path, &db);
+  constexpr int kKeys = 1500;
+  for (int i = 0; s.ok() && i < kKeys; i++) {
+    s = db->Put(WriteOptions(), Key(i), Value(i, 0, 1000));
+  }
+  if (s.ok()) s = db->Flush();
+  const int segments = s.ok() ? CountSegments(db.get()) : 0;
+  for (int i = 0; s.ok() && i < kKeys; i++) {
+    std::string got;
+    s = db->Get(ReadOptions(), Key(i), &got);
+    if (s.ok() && got != Value(i, 0, 1000)) {
+      s = Status::Corruption("wrong value for " + Key(i));
+    }
+  }
+  if (!s.ok()) {
+    std::fprintf(stderr, "under a limit of 64 descriptors: %s\n",
+                 s.ToString().c_str());
+    return 1;
+  }
+  if (segments < 64) {
+    std::fprintf(stderr, "only %d segments: the limit was never at stake\n",
+                 segments);
+    return 3;
+  }
+  return 0;
+}
+
+TEST(DBTableCacheTest, WorksUnderADescriptorLimitBelowTheSegmentCount) {
+  test::TempDir dir("fdlimit");
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) _exit(FillAndReadUnderDescriptorLimit(dir.path()));
+  int status = 0;
+  ASSERT_EQ(pid, waitpid(pid, &status, 0));
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(0, WEXITSTATUS(status)) << "the child's error is printed above";
+}
+
+TEST(DBTableCacheTest, LookupsTheFilterRulesOutOpenNoFile) {
+  test::TempDir dir("tablecache");
+  OpenSegmentsEnv env(Env::Default());
+  Options options = BudgetOptions(&env);
+  test::KeepEverythingInLevelZero(&options);  // every lookup probes them all
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  // In random order, so that every segment's key range covers every key.
+  constexpr int kKeys = 6000;
+  std::vector<int> order(kKeys);
+  for (int i = 0; i < kKeys; i++) order[i] = i;
+  Random rnd(42);
+  for (int i = kKeys - 1; i > 0; i--) {
+    std::swap(order[i], order[rnd.Uniform(static_cast<uint64_t>(i) + 1)]);
+  }
+  for (int i : order) {
+    ASSERT_TRUE(db->Put(WriteOptions(), Key(i), Value(i, 0)).ok());
+  }
+  ASSERT_TRUE(db->Flush().ok());
+  ASSERT_GT(CountSegments(db.get()), kSegmentBudget + 2);
+
+  const DbStats before = db->GetStats();
+  const uint64_t opens_before = env.opens();
+  for (int i = 0; i < 2000; i++) {
+    std::string got;
+    // Between two stored keys: inside every segment's key range.
+    ASSERT_TRUE(db->Get(ReadOptions(), Key(i) + "x", &got).IsNotFound());
+  }
+  const DbStats after = db->GetStats();
+  const uint64_t negatives = after.filter_negatives - before.filter_negatives;
+  const uint64_t positives = after.filter_positives - before.filter_positives;
+  EXPECT_GT(negatives, 2000u * kSegmentBudget);
+  // Only a filter positive may need its file, and at most once.
+  EXPECT_LE(env.opens() - opens_before, positives);
+}
+
+TEST(DBTableCacheTest, SegmentDamagedAfterOpenIsAnErrorWhenReopened) {
+  enum Damage { kTruncate, kIndexChecksum, kFooterMagic, kDelete };
+  for (Damage damage : {kTruncate, kIndexChecksum, kFooterMagic, kDelete}) {
+    SCOPED_TRACE("damage " + std::to_string(damage));
+    test::TempDir dir("tablecache");
+    Options options = BudgetOptions(Env::Default());
+    options.block_cache_capacity = 0;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+    std::map<std::string, std::string> model;
+    Fill(db.get(), 2000, 200, &model);
+    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    const std::vector<SegmentInfo> segments = db->GetSegmentInfo();
+    ASSERT_GT(segments.size(), static_cast<size_t>(kSegmentBudget + 2));
+
+    // Damage one segment, then read from every other one, so that the
+    // table cache closes the damaged file.
+    const SegmentInfo& victim = segments[segments.size() / 2];
+    const std::string& fname = victim.file_name;
+    const auto size = std::filesystem::file_size(fname);
+    if (damage == kDelete) {
+      std::filesystem::remove(fname);
+    } else if (damage == kTruncate) {
+      std::filesystem::resize_file(fname, size - 1);
+    } else {
+      // The index block is the last before the footer: its checksum ends
+      // just before it. The footer ends with the magic number.
+      const auto offset =
+          damage == kIndexChecksum ? size - kFooterSize - 1 : size - 1;
+      std::fstream f(fname, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekg(static_cast<std::streamoff>(offset));
+      char c = 0;
+      f.read(&c, 1);
+      c = static_cast<char>(c ^ 0x40);
+      f.seekp(static_cast<std::streamoff>(offset));
+      f.write(&c, 1);
+    }
+    for (const SegmentInfo& seg : segments) {
+      if (seg.file_number == victim.file_number) continue;
+      std::string got;
+      ASSERT_TRUE(db->Get(ReadOptions(), seg.smallest_key, &got).ok());
+    }
+
+    std::string got;
+    Status s = db->Get(ReadOptions(), victim.smallest_key, &got);
+    EXPECT_TRUE(s.IsCorruption() || s.IsIOError()) << s.ToString();
+    EXPECT_NE(std::string::npos, s.ToString().find(fname)) << s.ToString();
+
+    std::unique_ptr<Iterator> it = db->NewIterator(ReadOptions());
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      ASSERT_EQ(model[it->key().ToString()], it->value().ToString());
+    }
+    EXPECT_TRUE(it->status().IsCorruption() || it->status().IsIOError())
+        << it->status().ToString();
+    EXPECT_NE(std::string::npos, it->status().ToString().find(fname));
+  }
+}
+
+// Every value a reader may see for key i: Value(i, g) for some generation.
+bool IsSomeValueOf(int i, const std::string& v) {
+  const std::string prefix = Key(i) + "@";
+  if (v.compare(0, prefix.size(), prefix) != 0) return false;
+  const int g = std::atoi(v.c_str() + prefix.size());
+  return v == Value(i, g);
+}
+
+TEST(DBTableCacheTest, ConcurrentReadsWhileCompactionClosesAndReopensFiles) {
+  test::TempDir dir("tablecache");
+  OpenSegmentsEnv env(Env::Default());
+  Options options = BudgetOptions(&env);
+  options.block_cache_capacity = 64 << 10;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  constexpr int kKeys = 2000;
+  Fill(db.get(), kKeys, 200, nullptr);
+
+  std::atomic<bool> done{false};
+  std::atomic<int> errors{0};
+  std::mutex error_mu;
+  std::string first_error;
+  auto fail = [&](const std::string& what) {
+    std::lock_guard<std::mutex> guard(error_mu);
+    if (errors.fetch_add(1) == 0) first_error = what;
+  };
+  auto reader = [&](uint64_t seed) {
+    Random rnd(seed);
+    while (!done.load()) {
+      const int i = static_cast<int>(rnd.Uniform(kKeys));
+      if (rnd.OneIn(8)) {
+        std::unique_ptr<Iterator> it = db->NewIterator(ReadOptions());
+        int n = 0;
+        for (it->Seek(Key(i)); it->Valid() && n < 20; it->Next(), n++) {
+          const int k = std::atoi(it->key().ToString().c_str() + 3);
+          if (!IsSomeValueOf(k, it->value().ToString())) {
+            fail("iterator: bad value at " + it->key().ToString());
+          }
+        }
+        if (!it->status().ok()) fail("iterator: " + it->status().ToString());
+      } else {
+        std::string got;
+        Status s = db->Get(ReadOptions(), Key(i), &got);
+        if (!s.ok() || !IsSomeValueOf(i, got)) {
+          fail("Get(" + Key(i) + "): " + s.ToString());
+        }
+      }
+    }
+  };
+  std::vector<std::thread> readers;
+  for (uint64_t t = 0; t < 4; t++) readers.emplace_back(reader, 1000 + t);
+  Random rnd(7);
+  for (int g = 1; g <= 4000; g++) {
+    const int i = static_cast<int>(rnd.Uniform(kKeys));
+    ASSERT_TRUE(db->Put(WriteOptions(), Key(i), Value(i, g)).ok());
+  }
+  done = true;
+  for (auto& t : readers) t.join();
+  EXPECT_EQ(0, errors.load()) << first_error;
+  EXPECT_GT(env.reopens(), 0u) << "no file was closed and reopened";
+}
+
+TEST(DBTableCacheTest, ReportsMemoryAndOpenFiles) {
+  test::TempDir dir("tablecache");
+  OpenSegmentsEnv env(Env::Default());
+  Options options = BudgetOptions(&env);
+  test::KeepEverythingInLevelZero(&options);  // nothing changes after Flush
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  Fill(db.get(), 3000, 200, nullptr);
+  for (int i = 0; i < 3000; i += 7) {
+    std::string got;
+    ASSERT_TRUE(db->Get(ReadOptions(), Key(i), &got).ok());
+  }
+
+  const auto usage = ResourceUsage(db.get());
+  const std::vector<SegmentInfo> segments = db->GetSegmentInfo();
+  uint64_t filter_bytes = 0;
+  for (const SegmentInfo& seg : segments) filter_bytes += seg.filter_bytes;
+  EXPECT_EQ(segments.size(), usage.at("segments"));
+  EXPECT_EQ(filter_bytes, usage.at("filter_bytes"));
+  EXPECT_GT(filter_bytes, 3000u);  // about 10 bits per key
+  EXPECT_EQ(static_cast<uint64_t>(kSegmentBudget),
+            usage.at("max_open_segment_files"));
+  // More segments than the budget, all read: the cache is full.
+  EXPECT_EQ(static_cast<uint64_t>(kSegmentBudget),
+            usage.at("open_segment_files"));
+  EXPECT_EQ(static_cast<uint64_t>(env.open()), usage.at("open_segment_files"));
+  EXPECT_GT(usage.at("index_bytes"), 0u);
+  EXPECT_GT(usage.at("memtable_bytes"), 0u);  // an empty one has its arena
+  EXPECT_EQ(usage.at("memtable_bytes") + usage.at("filter_bytes") +
+                usage.at("index_bytes") + usage.at("block_cache_bytes"),
+            usage.at("total_bytes"));
+  std::string total;
+  ASSERT_TRUE(db->GetProperty("bloomkv.approximate-memory-usage", &total));
+  EXPECT_EQ(std::to_string(usage.at("total_bytes")), total);
+}
+
+TEST(DBTableCacheTest, MaxOpenFilesBelowTheMinimumIsRejected) {
+  test::TempDir dir("tablecache");
+  Options options = test::TinyCompactionOptions();
+  options.max_open_files = 19;
+  std::unique_ptr<DB> db;
+  EXPECT_TRUE(DB::Open(options, dir.path(), &db).IsInvalidArgument());
+  options.max_open_files = 20;
+  EXPECT_TRUE(DB::Open(options, dir.path(), &db).ok());
+}
+
+}  // namespace
+}  // namespace bloomkv

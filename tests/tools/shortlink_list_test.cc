@@ -175,6 +175,16 @@ TEST_F(ListTest, AnOldDatabaseGetsItsListIndexAtOpen) {
   EXPECT_EQ(with_fresh, ListAll(store_.get(), 1000));
 }
 
+TEST_F(ListTest, OpeningAnEmptyStoreWritesNothing) {
+  Open();
+  Open();
+  EXPECT_EQ(0u, store_->Stats().user_bytes_written);
+  const std::string code = Create("https://example.com/a");
+  Open();  // the marker came with the first link: no rebuild needed
+  EXPECT_EQ(0u, store_->Stats().user_bytes_written);
+  EXPECT_EQ(std::vector<std::string>{code}, ListAll(store_.get(), 10));
+}
+
 TEST_F(PatchTest, NewUrlDedupsToThePatchedCodeAndTheOldOneNoLonger) {
   Open();
   const std::string code = Create("https://example.com/old");
@@ -188,6 +198,13 @@ TEST_F(PatchTest, NewUrlDedupsToThePatchedCodeAndTheOldOneNoLonger) {
   EXPECT_EQ("https://Example.com/new", record.url);
   EXPECT_EQ(code, Create("https://example.com:443/new", "", 0,
                          CreateOutcome::kExisting));
+  // The old URL's index entry no longer lists the code (it held only this
+  // code, so it is gone), and a request for the old URL makes a new link.
+  std::string value;
+  EXPECT_TRUE(store_->db()
+                  ->Get(bloomkv::ReadOptions(),
+                        IndexKey(UrlHash("https://example.com/old")), &value)
+                  .IsNotFound());
   const std::string other = Create("https://example.com/old");
   EXPECT_NE(code, other);
   LinkRecord looked_up;

@@ -28,6 +28,10 @@ int64_t SystemNow() {
 // second draw; this bound only stops a broken random source from spinning.
 constexpr int kMaxCodeAttempts = 16;
 
+std::string ListIndexMarker() {
+  return std::string(1, static_cast<char>(kListIndexVersion1));
+}
+
 // List keys written per WriteBatch while building the list index, so that
 // a large old database is not indexed in one huge batch.
 constexpr size_t kListIndexBatchKeys = 4096;
@@ -70,6 +74,7 @@ Status LinkStore::BuildListIndex() {
   Status s = db_->Get(ReadOptions(), kListIndexMarkerKey, &marker);
   if (s.ok() && marker.size() == 1 &&
       static_cast<uint8_t>(marker[0]) == kListIndexVersion1) {
+    list_index_marked_ = true;
     return Status::OK();
   }
   if (!s.ok() && !s.IsNotFound()) return s;
@@ -77,6 +82,7 @@ Status LinkStore::BuildListIndex() {
   // Puts are idempotent: an interrupted build is simply run again.
   std::unique_ptr<bloomkv::Iterator> it = db_->NewIterator(ReadOptions());
   bloomkv::WriteBatch batch;
+  bool any = false;
   for (it->Seek(kCodeKeyPrefix); it->Valid(); it->Next()) {
     const std::string_view key(it->key().data(), it->key().size());
     if (!key.starts_with(kCodeKeyPrefix)) break;
@@ -84,6 +90,7 @@ Status LinkStore::BuildListIndex() {
     LinkRecord record;
     // An undecodable record cannot be listed; Lookup reports it.
     if (!DecodeLinkRecord(code, it->value(), &record).ok()) continue;
+    any = true;
     batch.Put(ListKey(record.created, code),
               EncodeListEntry(record.expires_at));
     if (batch.Count() >= kListIndexBatchKeys) {
@@ -93,9 +100,13 @@ Status LinkStore::BuildListIndex() {
     }
   }
   if (!it->status().ok()) return it->status();
-  batch.Put(kListIndexMarkerKey,
-            std::string(1, static_cast<char>(kListIndexVersion1)));
-  return db_->Write(WriteOptions(), &batch);
+  // Without any link there is nothing to index: the first Create writes
+  // the marker, so opening an empty store writes nothing.
+  if (!any) return Status::OK();
+  batch.Put(kListIndexMarkerKey, ListIndexMarker());
+  s = db_->Write(WriteOptions(), &batch);
+  list_index_marked_ = s.ok();
+  return s;
 }
 
 void LinkStore::RunFlusher(int interval_ms) {
@@ -255,8 +266,10 @@ Status LinkStore::Create(std::string_view url, std::string_view alias,
   batch.Put(CodeKey(chosen), record_value);
   batch.Put(index_key, index_value);
   batch.Put(ListKey(now, chosen), EncodeListEntry(expires_at));
+  if (!list_index_marked_) batch.Put(kListIndexMarkerKey, ListIndexMarker());
   s = db_->Write(WriteOptions(), &batch);
   if (!s.ok()) return s;
+  list_index_marked_ = true;
   *outcome = CreateOutcome::kCreated;
   *code = std::move(chosen);
   *record = std::move(fresh);

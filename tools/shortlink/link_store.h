@@ -185,6 +185,9 @@ class LinkStore {
   const std::function<std::string(std::string_view)> url_hash_;
   std::unique_ptr<bloomkv::DB> db_;
   std::mutex mutex_;  // serializes Create, Patch, Remove and FlushClicks
+  // The list-index marker is stored. Guarded by mutex_ (set once at open
+  // before any other thread can call in).
+  bool list_index_marked_ = false;
   ClickAggregator clicks_;
 
   std::mutex flusher_mutex_;

@@ -491,10 +491,14 @@ Status LinkStore::FlushClicks() {
   if (deltas.empty()) return Status::OK();
   std::lock_guard<std::mutex> lock(mutex_);
   const int32_t today = DayOf(now_());
+  // Click records are read once per interval, by this loop only: keeping
+  // their blocks out of the cache leaves it to the redirects' link records.
+  ReadOptions read;
+  read.fill_cache = false;
   bloomkv::WriteBatch batch;
   std::string value;
   for (const ClickDelta& delta : deltas) {
-    Status s = db_->Get(ReadOptions(), CodeKey(delta.code), &value);
+    Status s = db_->Get(read, CodeKey(delta.code), &value);
     if (s.IsNotFound()) continue;  // removed since it was clicked
     if (!s.ok()) return s;
     LinkRecord link;
@@ -504,7 +508,7 @@ Status LinkStore::FlushClicks() {
     }
 
     ClickRecord clicks;
-    s = db_->Get(ReadOptions(), ClickKey(delta.code), &value);
+    s = db_->Get(read, ClickKey(delta.code), &value);
     if (s.ok()) {
       // A record that cannot be decoded is kept as it is (Clicks reports
       // it); these clicks are dropped rather than written over it.

@@ -100,28 +100,37 @@ TEST_F(ListTest, PagingWhileOthersCreateHasNoGapsOrDuplicates) {
   }
   const std::vector<std::string> expected = NewestFirst(before);
 
-  // Creates run on other threads, in the same seconds as the old links and
-  // later, while the pages are read.
+  // Creates run on other threads while the pages are read: each page lets
+  // two more happen, so the work stays bounded. The clock stays at the
+  // newest old links' second for a few pages (new links then sort among
+  // them), then moves on, as a real clock does.
   std::atomic<bool> stop{false};
+  std::atomic<int> allowed{0}, claimed{0};
   std::vector<std::thread> writers;
   for (int t = 0; t < 2; t++) {
-    writers.emplace_back([&, t] {
-      for (int i = 0; !stop; i++) {
+    writers.emplace_back([&] {
+      while (!stop) {
+        int c = claimed;
+        if (c >= allowed) {
+          std::this_thread::yield();
+          continue;
+        }
+        if (!claimed.compare_exchange_weak(c, c + 1)) continue;
         CreateOutcome outcome;
         std::string code;
         LinkRecord record;
         ASSERT_TRUE(store_
-                        ->Create("https://example.com/new/" +
-                                     std::to_string(t) + "/" +
-                                     std::to_string(i),
+                        ->Create("https://example.com/new/" + std::to_string(c),
                                  "", 0, &outcome, &code, &record)
                         .ok());
       }
     });
   }
   int pages = 0;
-  const std::vector<std::string> listed =
-      ListAll(store_.get(), 7, [&] { now_ = kStart + (++pages % 40); });
+  const std::vector<std::string> listed = ListAll(store_.get(), 7, [&] {
+    now_ = kStart + 19 + std::max(0, ++pages - 3);
+    allowed += 2;
+  });
   stop = true;
   for (std::thread& w : writers) w.join();
 

@@ -388,8 +388,9 @@ TEST_F(ShortlinkdTest, ExpiryAnswers410ThenCompactionDropsTheLink) {
   EXPECT_EQ(404, Get("/" + second)->status);
   EXPECT_EQ(404, Get("/api/links/" + code)->status);
   EXPECT_EQ(302, Get("/" + keeper)->status);
-  // Two records and their shared index entry.
-  EXPECT_EQ(3, Metrics().at("bloomkv_compaction_filter_drops_total"));
+  // Two records, their list entries, the first one's clicks (one redirect)
+  // and their shared index entry.
+  EXPECT_EQ(6, Metrics().at("bloomkv_compaction_filter_drops_total"));
 }
 
 TEST_F(ShortlinkdTest, DeleteNeedsTheAdminToken) {
@@ -1042,6 +1043,166 @@ TEST_F(ShortlinkdTest, SlowAndIdleConnectionsTimeOut) {
   EXPECT_TRUE(partial.ClosedWithin(Ms(3000)));
   EXPECT_TRUE(idle.ClosedWithin(Ms(3000)));
   EXPECT_EQ("", idle.unread());
+}
+
+// Clicks through the binary: counted per UTC day under the test clock,
+// written only by the flusher (here: /admin/flush and shutdown, the interval
+// being an hour), and kept across a graceful restart.
+TEST_F(ShortlinkdTest, ClicksAreCountedPerDayAndSurviveRestart) {
+  const std::vector<std::string> flags = {"--stats-flush-ms", "3600000"};
+  StartServer(flags);
+  const std::string code =
+      BodyJson(Create({{"url", "https://clicks.example/"}}))["code"];
+  const int64_t midnight = 1'700'006'400;  // 2023-11-15 00:00:00 UTC
+  SetClock(midnight - 10);
+  for (int i = 0; i < 5; i++) ASSERT_EQ(302, Get("/" + code)->status);
+  SetClock(midnight + 5);
+  for (int i = 0; i < 3; i++) ASSERT_EQ(302, Get("/" + code)->status);
+  ASSERT_EQ(404, Get("/nosuch1")->status);  // not a click on anything
+
+  auto res = Get("/api/links/" + code);
+  ASSERT_EQ(200, res->status);
+  EXPECT_EQ(0, BodyJson(res)["clicks"]["total"]) << "written before a flush";
+  EXPECT_TRUE(BodyJson(res)["clicks"]["last_access"].is_null());
+
+  ASSERT_EQ(200, Admin("/admin/flush")->status);
+  res = Get("/api/links/" + code);
+  ASSERT_EQ(200, res->status);
+  EXPECT_EQ(json::parse(R"({"total": 8, "last_access": 1700006405,
+                            "daily": [{"day": "2023-11-14", "count": 5},
+                                      {"day": "2023-11-15", "count": 3}]})"),
+            BodyJson(res)["clicks"])
+      << res->body;
+
+  // Clicks gathered at shutdown are written then.
+  for (int i = 0; i < 2; i++) ASSERT_EQ(302, Get("/" + code)->status);
+  EXPECT_EQ(0, server_->Stop(SIGTERM)) << server_->Log();
+  StartServer(flags);
+  res = Get("/api/links/" + code);
+  ASSERT_EQ(200, res->status);
+  EXPECT_EQ(10, BodyJson(res)["clicks"]["total"]) << res->body;
+  EXPECT_EQ(5, BodyJson(res)["clicks"]["daily"][1]["count"]) << res->body;
+}
+
+TEST_F(ShortlinkdTest, ListingIsPaginatedNewestFirstForTheAdminOnly) {
+  StartServer();
+  std::vector<std::string> codes;  // oldest first
+  for (int i = 0; i < 5; i++) {
+    SetClock(kStartTime + i);
+    codes.push_back(BodyJson(Create(
+        {{"url", "https://list.example/" + std::to_string(i)}}))["code"]);
+  }
+  ASSERT_EQ(302, Get("/" + codes[4])->status);
+  ASSERT_EQ(200, Admin("/admin/flush")->status);
+
+  auto cli = server_->Client();
+  auto res = cli.Get("/api/links");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(401, res->status);
+  EXPECT_TRUE(BodyJson(res).contains("error"));
+  EXPECT_EQ(401,
+            cli.Get("/api/links", {{"Authorization", "Bearer wrong"}})->status);
+
+  const httplib::Headers auth = {
+      {"Authorization", std::string("Bearer ") + kToken}};
+  std::vector<std::string> listed;
+  std::string path = "/api/links?limit=2";
+  for (int page = 0; page < 10; page++) {
+    res = cli.Get(path, auth);
+    ASSERT_TRUE(res);
+    ASSERT_EQ(200, res->status) << res->body;
+    const json body = BodyJson(res);
+    for (const json& link : body["links"]) {
+      listed.push_back(link["code"]);
+      EXPECT_FALSE(link["clicks"].contains("daily"));
+    }
+    if (page == 0) {
+      EXPECT_EQ(1, body["links"][0]["clicks"]["total"]) << res->body;
+      EXPECT_EQ("https://list.example/4", body["links"][0]["url"]);
+    }
+    if (body["next_cursor"].is_null()) break;
+    path =
+        "/api/links?limit=2&cursor=" + body["next_cursor"].get<std::string>();
+  }
+  EXPECT_EQ((std::vector<std::string>{codes[4], codes[3], codes[2], codes[1],
+                                      codes[0]}),
+            listed);
+  res = cli.Get("/api/links", auth);  // default limit: one page
+  EXPECT_EQ(5u, BodyJson(res)["links"].size());
+  EXPECT_TRUE(BodyJson(res)["next_cursor"].is_null());
+
+  for (const char* query :
+       {"cursor=zz", "cursor=abc", "cursor=00", "cursor=%41%41",
+        "cursor=ffffffffffffffff", "cursor=ffffffffffffffff2a2a2a", "limit=0",
+        "limit=1001", "limit=x", "limit=", "limit=-1"}) {
+    res = cli.Get("/api/links?" + std::string(query), auth);
+    ASSERT_TRUE(res);
+    EXPECT_EQ(400, res->status) << query;
+    EXPECT_TRUE(BodyJson(res).contains("error")) << query;
+  }
+  const auto m = Metrics();
+  EXPECT_EQ(
+      2, m.at(R"(shortlinkd_http_requests_total{route="list",status="401"})"));
+}
+
+TEST_F(ShortlinkdTest, PatchMovesDedupAndChangesExpiry) {
+  StartServer();
+  const std::string code =
+      BodyJson(Create({{"url", "https://old.example/"}}))["code"];
+  auto cli = server_->Client();
+  const std::string path = "/api/links/" + code;
+  const std::string new_url = R"({"url": "https://new.example/p"})";
+  EXPECT_EQ(401, cli.Patch(path, new_url, "application/json")->status);
+  EXPECT_EQ(401, cli.Patch(path, {{"Authorization", "Bearer nope"}}, new_url,
+                           "application/json")
+                     ->status);
+
+  const httplib::Headers auth = {
+      {"Authorization", std::string("Bearer ") + kToken}};
+  auto patch = [&](const std::string& p, const std::string& body) {
+    return cli.Patch(p, auth, body, "application/json");
+  };
+  EXPECT_EQ(404, patch("/api/links/nosuch1", new_url)->status);
+  EXPECT_EQ(404, patch("/api/links/no!", new_url)->status);
+  for (const char* bad :
+       {"", "{", "[]", "{}", R"({"url": 5})", R"({"url": null})",
+        R"({"url": "ftp://x.example/"})", R"({"ttl_seconds": 0})",
+        R"({"ttl_seconds": "60"})", R"({"ttl_seconds": 315360001})"}) {
+    auto res = patch(path, bad);
+    ASSERT_TRUE(res);
+    EXPECT_EQ(400, res->status) << bad;
+    EXPECT_TRUE(BodyJson(res).contains("error")) << bad;
+  }
+  EXPECT_EQ("https://old.example/",
+            Get("/" + code)->get_header_value("Location"));
+
+  auto res = patch(path, new_url);
+  ASSERT_EQ(200, res->status) << res->body;
+  EXPECT_EQ("https://new.example/p", BodyJson(res)["url"]);
+  EXPECT_EQ(code, BodyJson(res)["code"]);
+  EXPECT_EQ("https://new.example/p",
+            Get("/" + code)->get_header_value("Location"));
+  // The new URL dedups to the patched code; the old one makes a new link.
+  res = Create({{"url", "https://NEW.example/p"}});
+  EXPECT_EQ(200, res->status);
+  EXPECT_EQ(code, BodyJson(res)["code"]);
+  res = Create({{"url", "https://old.example/"}});
+  EXPECT_EQ(201, res->status);
+  EXPECT_NE(code, BodyJson(res)["code"]);
+
+  res = patch(path, R"({"ttl_seconds": 60})");
+  ASSERT_EQ(200, res->status);
+  EXPECT_EQ(kStartTime + 60, BodyJson(res)["expires_at"]);
+  res = patch(path, R"({"ttl_seconds": null})");
+  ASSERT_EQ(200, res->status);
+  EXPECT_FALSE(BodyJson(res).contains("expires_at"));
+  EXPECT_EQ(200, patch(path, R"({"ttl_seconds": 60})")->status);
+  SetClock(kStartTime + 60);
+  EXPECT_EQ(410, Get("/" + code)->status);
+  EXPECT_EQ(410, patch(path, R"({"ttl_seconds": null})")->status);
+  const auto m = Metrics();
+  EXPECT_EQ(
+      1, m.at(R"(shortlinkd_http_requests_total{route="patch",status="410"})"));
 }
 
 }  // namespace

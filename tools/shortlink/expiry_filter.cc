@@ -32,6 +32,19 @@ bool ExpiryFilter::Filter(int /*level*/, const bloomkv::Slice& key,
     }
     return true;
   }
+  // A link's list entry and click record go with it: each repeats its
+  // expiry.
+  if (k.starts_with(kListKeyPrefix)) {
+    int64_t expires_at = 0;
+    return DecodeListEntry(value, &expires_at).ok() &&
+           IsExpired(expires_at, now_());
+  }
+  if (k.starts_with(kClickKeyPrefix)) {
+    ClickRecord record;
+    return DecodeClickRecord(k.substr(kClickKeyPrefix.size()), value, &record)
+               .ok() &&
+           IsExpired(record.expires_at, now_());
+  }
   return false;
 }
 

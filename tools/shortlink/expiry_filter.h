@@ -3,8 +3,9 @@
 // A bloom filter cannot forget a key, so an expired link cannot simply be
 // erased from a segment's filter. Instead, whenever a compaction rewrites a
 // segment, this filter is asked about each key: expired link records
-// ("c:" keys) and URL-index entries ("u:" keys) whose every listed link has
-// expired are left out, and the output segment's filter is built for the
+// ("c:" keys), URL-index entries ("u:" keys) whose every listed link has
+// expired, and the list entries ("t:") and click records ("s:") of expired
+// links are left out, and the output segment's filter is built for the
 // keys that survive only. Anything it cannot decode is kept: a compaction
 // never destroys data it does not understand.
 //

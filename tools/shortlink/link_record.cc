@@ -30,6 +30,20 @@ void PutBigEndian64(std::string* out, uint64_t v) {
   }
 }
 
+void PutFixed32(std::string* out, uint32_t v) {
+  for (int i = 0; i < 4; i++) {
+    out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+  }
+}
+
+uint32_t DecodeFixed32(const char* p) {
+  uint32_t v = 0;
+  for (int i = 0; i < 4; i++) {
+    v |= uint32_t{static_cast<unsigned char>(p[i])} << (8 * i);
+  }
+  return v;
+}
+
 }  // namespace
 
 std::string CodeKey(std::string_view code) {
@@ -42,6 +56,26 @@ std::string IndexKey(std::string_view url_hash) {
   std::string key(kIndexKeyPrefix);
   key.append(url_hash);
   return key;
+}
+
+std::string ClickKey(std::string_view code) {
+  std::string key(kClickKeyPrefix);
+  key.append(code);
+  return key;
+}
+
+std::string ListKey(int64_t created, std::string_view code) {
+  std::string key(kListKeyPrefix);
+  PutBigEndian64(&key, ~static_cast<uint64_t>(created));
+  key.append(code);
+  return key;
+}
+
+bool CodeOfListKey(std::string_view key, std::string_view* code) {
+  constexpr size_t kHeader = kListKeyPrefix.size() + kListKeyTimeSize;
+  if (!key.starts_with(kListKeyPrefix) || key.size() <= kHeader) return false;
+  *code = key.substr(kHeader);
+  return true;
 }
 
 std::string UrlHash(std::string_view normalized_url) {
@@ -118,6 +152,63 @@ Status DecodeIndexEntries(const Slice& value,
   }
   if (entries->empty()) {
     return Status::Corruption("url index entry lists no code");
+  }
+  return Status::OK();
+}
+
+std::string EncodeListEntry(int64_t expires_at) {
+  std::string out;
+  out.push_back(static_cast<char>(kListEntryVersion1));
+  PutFixed64(&out, static_cast<uint64_t>(expires_at));
+  return out;
+}
+
+Status DecodeListEntry(const Slice& value, int64_t* expires_at) {
+  if (value.size() != kListEntrySize ||
+      static_cast<uint8_t>(value.data()[0]) != kListEntryVersion1) {
+    return Status::Corruption("list entry has an unknown version or size");
+  }
+  *expires_at = static_cast<int64_t>(DecodeFixed64(value.data() + 1));
+  return Status::OK();
+}
+
+void EncodeClickRecord(const ClickRecord& record, std::string* out) {
+  out->clear();
+  out->reserve(kClickRecordHeaderSize + record.days.size() * kClickDaySize);
+  out->push_back(static_cast<char>(kClickRecordVersion1));
+  PutFixed64(out, static_cast<uint64_t>(record.link_created));
+  PutFixed64(out, static_cast<uint64_t>(record.expires_at));
+  PutFixed64(out, record.total);
+  PutFixed64(out, static_cast<uint64_t>(record.last_access));
+  out->push_back(static_cast<char>(record.days.size()));
+  for (const DayCount& d : record.days) {
+    PutFixed32(out, static_cast<uint32_t>(d.day));
+    PutFixed64(out, d.count);
+  }
+}
+
+Status DecodeClickRecord(std::string_view code, const Slice& value,
+                         ClickRecord* record) {
+  const char* p = value.data();
+  if (value.size() < kClickRecordHeaderSize ||
+      static_cast<uint8_t>(p[0]) != kClickRecordVersion1) {
+    return Status::Corruption("click record has an unknown version for code",
+                              code);
+  }
+  const size_t n = static_cast<uint8_t>(p[kClickRecordHeaderSize - 1]);
+  if (n > static_cast<size_t>(kClickDays) ||
+      value.size() != kClickRecordHeaderSize + n * kClickDaySize) {
+    return Status::Corruption("click record has a bad size for code", code);
+  }
+  record->link_created = static_cast<int64_t>(DecodeFixed64(p + 1));
+  record->expires_at = static_cast<int64_t>(DecodeFixed64(p + 9));
+  record->total = DecodeFixed64(p + 17);
+  record->last_access = static_cast<int64_t>(DecodeFixed64(p + 25));
+  record->days.clear();
+  p += kClickRecordHeaderSize;
+  for (size_t i = 0; i < n; i++, p += kClickDaySize) {
+    record->days.push_back(
+        DayCount{static_cast<int32_t>(DecodeFixed32(p)), DecodeFixed64(p + 4)});
   }
   return Status::OK();
 }

@@ -3,6 +3,9 @@
 // Keys (docs/shortlinkd.md has the diagram):
 //   "c:" + code            -> LinkRecord     the authoritative code -> URL map
 //   "u:" + UrlHash(nurl)   -> IndexEntries   normalized URL -> codes, for dedup
+//   "t:" + be64(~created) + code -> ListEntry  creation order, for listing
+//   "s:" + code            -> ClickRecord    click counts of the link
+//   "m:list-index"         -> [u8 version]   the "t:" keys are complete
 // Code keys are kept short (2 + 7 bytes) because they are what every
 // redirect looks up and what the segment filters guard.
 //
@@ -11,10 +14,19 @@
 // IndexEntries value:
 //   [u8 version = 1] then, one or more times,
 //   [fixed64 expires_at][u8 code length][code bytes]
-// fixed64 is little-endian; times are Unix seconds as int64 (two's
-// complement); expires_at 0 means "never". The index repeats each link's
-// expiry so the compaction filter can drop an index entry whose links have
-// all expired without reading other keys.
+// ListEntry value:
+//   [u8 version = 1][fixed64 expires_at]
+// ClickRecord value:
+//   [u8 version = 1][fixed64 link_created][fixed64 expires_at]
+//   [fixed64 total][fixed64 last_access][u8 n] then n times
+//   [fixed32 day][fixed64 count]           days ascending, n <= kClickDays
+// fixed64/fixed32 are little-endian; be64 is big-endian (so newer links sort
+// first); times are Unix seconds as int64 (two's complement); expires_at 0
+// means "never"; a day is a count of UTC days since 1970-01-01. The index,
+// the list entry and the click record repeat their link's expiry so the
+// compaction filter can drop them without reading other keys. A click
+// record names its link's creation time: one left behind by a link of the
+// same code that is gone counts for nothing.
 //
 // Thread-safety: stateless functions; values are plain structs.
 #ifndef BLOOMKV_TOOLS_SHORTLINK_LINK_RECORD_H_
@@ -33,10 +45,27 @@ namespace shortlink {
 // Never change: on disk.
 constexpr std::string_view kCodeKeyPrefix = "c:";
 constexpr std::string_view kIndexKeyPrefix = "u:";
+constexpr std::string_view kListKeyPrefix = "t:";
+constexpr std::string_view kClickKeyPrefix = "s:";
+constexpr std::string_view kListIndexMarkerKey = "m:list-index";
 constexpr uint8_t kLinkRecordVersion1 = 1;
 constexpr uint8_t kIndexEntriesVersion1 = 1;
+constexpr uint8_t kListEntryVersion1 = 1;
+constexpr uint8_t kClickRecordVersion1 = 1;
+// The marker's value: bump it when the "t:" keys change, so that a store
+// rebuilds them at open.
+constexpr uint8_t kListIndexVersion1 = 1;
 constexpr size_t kLinkRecordHeaderSize = 1 + 8 + 8;
 constexpr size_t kUrlHashSize = 16;
+constexpr size_t kListEntrySize = 1 + 8;
+constexpr size_t kListKeyTimeSize = 8;
+constexpr size_t kClickRecordHeaderSize = 1 + 8 + 8 + 8 + 8 + 1;
+constexpr size_t kClickDaySize = 4 + 8;
+
+// Days of per-day click counts kept: today and the 29 before it (UTC).
+// Not on disk: older days are dropped whenever a record is rewritten.
+constexpr int kClickDays = 30;
+constexpr int64_t kSecondsPerDay = 86400;
 
 struct LinkRecord {
   std::string url;         // as submitted; what redirects send
@@ -54,8 +83,31 @@ struct IndexEntry {
   int64_t expires_at = 0;
 };
 
+struct DayCount {
+  int32_t day = 0;  // UTC days since 1970-01-01
+  uint64_t count = 0;
+};
+
+struct ClickRecord {
+  int64_t link_created = 0;  // the `created` of the link counted
+  int64_t expires_at = 0;    // the link's, for the compaction filter
+  uint64_t total = 0;
+  int64_t last_access = 0;     // Unix seconds; 0 = never clicked
+  std::vector<DayCount> days;  // ascending, at most kClickDays
+};
+
+// The UTC day of Unix time `t`.
+inline int32_t DayOf(int64_t t) {
+  return static_cast<int32_t>(
+      t >= 0 ? t / kSecondsPerDay : (t - kSecondsPerDay + 1) / kSecondsPerDay);
+}
+
 std::string CodeKey(std::string_view code);
 std::string IndexKey(std::string_view url_hash);
+std::string ClickKey(std::string_view code);
+// Keys of newer links sort first; links created in the same second sort by
+// code.
+std::string ListKey(int64_t created, std::string_view code);
 
 // XXH3-128 of the normalized URL, as 16 bytes (high half first, big-endian).
 std::string UrlHash(std::string_view normalized_url);
@@ -73,6 +125,20 @@ void EncodeIndexEntries(const std::vector<IndexEntry>& entries,
 // Corruption if `value` is not a version-1 list of at least one entry.
 bloomkv::Status DecodeIndexEntries(const bloomkv::Slice& value,
                                    std::vector<IndexEntry>* entries);
+
+std::string EncodeListEntry(int64_t expires_at);
+// Corruption unless `value` is a version-1 list entry.
+bloomkv::Status DecodeListEntry(const bloomkv::Slice& value,
+                                int64_t* expires_at);
+// The code in a "t:" key; false if `key` is not one.
+bool CodeOfListKey(std::string_view key, std::string_view* code);
+
+// REQUIRES: record.days ascending, at most kClickDays of them.
+void EncodeClickRecord(const ClickRecord& record, std::string* out);
+// Corruption (naming `code`) unless `value` is a version-1 click record.
+bloomkv::Status DecodeClickRecord(std::string_view code,
+                                  const bloomkv::Slice& value,
+                                  ClickRecord* record);
 
 }  // namespace shortlink
 

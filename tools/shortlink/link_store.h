@@ -11,22 +11,34 @@
 // Expired links read as expired (the caller answers 410) until a compaction
 // drops them through ExpiryFilter; they are never handed out by dedup.
 //
-// Thread-safety: thread-safe. Lookups run concurrently; Create and Remove
-// are serialized by an internal mutex, so two creates can never take the
-// same code and the URL index never loses an update. One process owns the
-// database (bloomkv locks it).
+// Every link also has a list entry ("t:", newest first) written and removed
+// in the same WriteBatch as its record, and click counts ("s:"). Clicks are
+// gathered in memory (ClickAggregator) and merged into the database by a
+// flusher thread every stats_flush_ms, by Flush(), and at close: a redirect
+// never writes, and a crash loses at most the clicks of the last interval.
+//
+// Thread-safety: thread-safe. Lookups run concurrently; Create, Patch,
+// Remove and the merging of clicks are serialized by an internal mutex, so
+// two creates can never take the same code, the URL index never loses an
+// update, and clicks are never written for a link that was just removed.
+// One process owns the database (bloomkv locks it).
 #ifndef BLOOMKV_TOOLS_SHORTLINK_LINK_STORE_H_
 #define BLOOMKV_TOOLS_SHORTLINK_LINK_STORE_H_
 
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
+#include <vector>
 
 #include "bloomkv/db.h"
 #include "bloomkv/status.h"
+#include "tools/shortlink/click_stats.h"
 #include "tools/shortlink/code.h"
 #include "tools/shortlink/link_record.h"
 
@@ -46,8 +58,31 @@ struct LinkStoreOptions {
   // Where generated codes come from. Default: a SystemRandomSource. Not
   // owned; must outlive the store.
   RandomSource* random = nullptr;
+  // Milliseconds between two merges of the gathered clicks into the
+  // database; 0 starts no flusher thread (clicks are then written by
+  // FlushClicks, Flush and at close only).
+  int stats_flush_ms = 1000;
   // TEST_ hook: replaces UrlHash, e.g. to force hash collisions.
   std::function<std::string(std::string_view)> TEST_url_hash;
+};
+
+// What PATCH changes; an absent field is left as it is.
+struct LinkPatch {
+  std::optional<std::string> url;
+  // New lifetime counted from now: 1..kMaxTtlSeconds, or 0 for no expiry.
+  std::optional<int64_t> ttl_seconds;
+};
+
+enum class PatchOutcome {
+  kPatched,
+  kExpired,  // the link has expired; nothing was changed
+};
+
+// One link of a listing page.
+struct ListedLink {
+  std::string code;
+  LinkRecord record;
+  ClickRecord clicks;
 };
 
 enum class CreateOutcome {
@@ -82,10 +117,40 @@ class LinkStore {
   // The record of `code` (expired or not). NotFound if there is none.
   bloomkv::Status Lookup(std::string_view code, LinkRecord* record);
 
-  // Removes `code` and its URL-index entry. NotFound if there is none.
+  // Changes the URL and/or the expiry of a live link, moving its URL-index
+  // entry from the old URL to the new one (the new URL then dedups to this
+  // code, the old one no longer does) and updating its list entry and click
+  // record, all in one WriteBatch. On kPatched *record is the new record.
+  // NotFound if there is no such link; InvalidArgument for a bad URL or
+  // TTL (nothing is changed).
+  bloomkv::Status Patch(std::string_view code, const LinkPatch& patch,
+                        PatchOutcome* outcome, LinkRecord* record);
+
+  // Removes `code`, its URL-index entry, list entry and click counts.
+  // NotFound if there is none.
   bloomkv::Status Remove(std::string_view code);
 
-  // Writes the memtable to a segment.
+  // Up to `limit` live links, newest first, starting after the list key
+  // `after` ("" for the newest). *next is the list key to continue after,
+  // or "" when there are no more links.
+  bloomkv::Status List(std::string_view after, size_t limit,
+                       std::vector<ListedLink>* links, std::string* next);
+
+  // Counts a click on the link `code` created at `link_created`, now. Never
+  // touches the database.
+  void RecordClick(std::string_view code, int64_t link_created) {
+    clicks_.Record(code, link_created, now_());
+  }
+  // The stored click counts of `record`'s link (zero if it has none), the
+  // days limited to the kClickDays ending today. Clicks gathered since the
+  // last merge are not included.
+  bloomkv::Status Clicks(std::string_view code, const LinkRecord& record,
+                         ClickRecord* clicks);
+  // Merges the clicks gathered so far into the database, in one WriteBatch.
+  // Clicks of links removed in the meantime are dropped.
+  bloomkv::Status FlushClicks();
+
+  // Merges the gathered clicks, then writes the memtable to a segment.
   bloomkv::Status Flush();
   // Compacts the whole database, dropping expired links.
   bloomkv::Status CompactAll();
@@ -97,6 +162,14 @@ class LinkStore {
  private:
   LinkStore(const LinkStoreOptions& options, std::unique_ptr<bloomkv::DB> db);
 
+  // Writes the "t:" key of every link, unless the marker says they exist
+  // (a database created before listing existed has none).
+  bloomkv::Status BuildListIndex();
+  void RunFlusher(int interval_ms);
+
+  // The URL-index entries under `key`; none if it is absent.
+  bloomkv::Status ReadIndex(const std::string& key,
+                            std::vector<IndexEntry>* entries);
   std::string HashOf(std::string_view normalized_url) const;
   // Looks for a live link to `normalized` in `entries`, dropping dead ones
   // from it. REQUIRES: mutex_ held.
@@ -111,7 +184,16 @@ class LinkStore {
   RandomSource* const random_;
   const std::function<std::string(std::string_view)> url_hash_;
   std::unique_ptr<bloomkv::DB> db_;
-  std::mutex mutex_;  // serializes Create and Remove
+  std::mutex mutex_;  // serializes Create, Patch, Remove and FlushClicks
+  // The list-index marker is stored. Guarded by mutex_ (set once at open
+  // before any other thread can call in).
+  bool list_index_marked_ = false;
+  ClickAggregator clicks_;
+
+  std::mutex flusher_mutex_;
+  std::condition_variable flusher_cv_;
+  bool stopping_ = false;  // guarded by flusher_mutex_
+  std::thread flusher_;
 };
 
 }  // namespace shortlink

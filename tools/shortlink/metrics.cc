@@ -16,6 +16,10 @@ const char* RouteName(Route route) {
       return "info";
     case Route::kDelete:
       return "delete";
+    case Route::kList:
+      return "list";
+    case Route::kPatch:
+      return "patch";
     case Route::kHealthz:
       return "healthz";
     case Route::kMetrics:
@@ -42,11 +46,13 @@ Route ClassifyRoute(std::string_view method, std::string_view path) {
   }
   if (path == "/openapi.json") return Route::kOpenapi;
   if (path == "/api/links") {
+    if (method == "GET") return Route::kList;
     return method == "POST" ? Route::kCreate : Route::kOther;
   }
   if (path.starts_with("/api/links/")) {
     if (method == "GET") return Route::kInfo;
     if (method == "DELETE") return Route::kDelete;
+    if (method == "PATCH") return Route::kPatch;
     return Route::kOther;
   }
   if (method == "GET" && path.size() > 1 &&

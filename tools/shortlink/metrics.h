@@ -25,6 +25,8 @@ enum class Route : int {
   kCreate,        // POST /api/links
   kInfo,          // GET /api/links/{code}
   kDelete,        // DELETE /api/links/{code}
+  kList,          // GET /api/links
+  kPatch,         // PATCH /api/links/{code}
   kHealthz,
   kMetrics,
   kAdmin,  // /admin/...

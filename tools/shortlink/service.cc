@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "tools/shortlink/code.h"
+#include "tools/shortlink/link_api.h"
 #include "tools/shortlink/url.h"
 #include "tools/shortlink/web_assets.h"
 
@@ -27,6 +28,10 @@ void SendJson(HttpResponse& res, int status, const json& body) {
 
 void SendError(HttpResponse& res, int status, std::string_view message) {
   SendJson(res, status, json{{"error", std::string(message)}});
+}
+
+void SendJson(HttpResponse& res, const ApiReply& reply) {
+  SendJson(res, reply.status, reply.body);
 }
 
 const char* ReasonPhrase(int status) {
@@ -68,16 +73,6 @@ const char* ReasonPhrase(int status) {
   }
 }
 
-json LinkJson(const std::string& base_url, const std::string& code,
-              const LinkRecord& record) {
-  json j{{"code", code},
-         {"short_url", base_url + "/" + code},
-         {"url", record.url},
-         {"created", record.created}};
-  if (record.expires_at != 0) j["expires_at"] = record.expires_at;
-  return j;
-}
-
 std::string TrimTrailingSlashes(std::string s) {
   while (!s.empty() && s.back() == '/') s.pop_back();
   return s;
@@ -117,17 +112,7 @@ bool ParseCreateRequest(const std::string& body, HttpResponse& res,
   *ttl_seconds = 0;
   const auto t = j.find("ttl_seconds");
   if (t != j.end() && !t->is_null()) {
-    bool ok = false;
-    if (t->is_number_unsigned()) {
-      const uint64_t v = t->get<uint64_t>();
-      ok = v >= 1 && v <= static_cast<uint64_t>(kMaxTtlSeconds);
-      if (ok) *ttl_seconds = static_cast<int64_t>(v);
-    } else if (t->is_number_integer()) {
-      const int64_t v = t->get<int64_t>();
-      ok = v >= 1 && v <= kMaxTtlSeconds;
-      if (ok) *ttl_seconds = v;
-    }
-    if (!ok) {
+    if (!ParseTtlSeconds(*t, ttl_seconds)) {
       SendError(res, 400,
                 "\"ttl_seconds\" must be an integer from 1 to 315360000");
       return false;
@@ -238,10 +223,24 @@ void Service::Route(const HttpRequest& req, HttpResponse& res) {
                           "text/plain; version=0.0.4; charset=utf-8");
   }
   if (post && path == "/api/links") return CreateLink(req, res);
+  if (get && path == "/api/links") {
+    if (!CheckBearerToken(req.Header("Authorization"), options_.admin_token)) {
+      res.headers.emplace_back("WWW-Authenticate", "Bearer");
+      return SendError(res, 401, "missing or wrong admin token");
+    }
+    return SendJson(res, ListLinks(store_, base_url_, req.query));
+  }
   if (get && segment(kLinks, &code)) {
     LinkRecord record;
     if (!Lookup(code, res, &record)) return;
-    return SendJson(res, 200, LinkJson(base_url_, code, record));
+    return SendJson(res, LinkInfo(store_, base_url_, code, record));
+  }
+  if (req.method == "PATCH" && segment(kLinks, &code)) {
+    if (!CheckBearerToken(req.Header("Authorization"), options_.admin_token)) {
+      res.headers.emplace_back("WWW-Authenticate", "Bearer");
+      return SendError(res, 401, "missing or wrong admin token");
+    }
+    return SendJson(res, PatchLink(store_, base_url_, code, req.body));
   }
   if (req.method == "DELETE" && segment(kLinks, &code)) {
     if (!CheckBearerToken(req.Header("Authorization"), options_.admin_token)) {
@@ -269,6 +268,7 @@ void Service::Route(const HttpRequest& req, HttpResponse& res) {
   if (get && segment("/", &code)) {
     LinkRecord record;
     if (!Lookup(code, res, &record)) return;
+    store_->RecordClick(code, record.created);
     res.status = redirect_status_;
     res.headers.emplace_back("Location", record.url);
     return;

@@ -2,7 +2,9 @@
 //
 //   POST   /api/links          create (or find) a link       201 / 200
 //   GET    /{code}             redirect                      302 / 301
-//   GET    /api/links/{code}   the link as JSON              200
+//   GET    /api/links/{code}   the link and its clicks       200
+//   GET    /api/links          list, newest first (admin)    200
+//   PATCH  /api/links/{code}   new url / ttl (admin token)   200
 //   DELETE /api/links/{code}   remove (admin token)          204
 //   POST   /admin/flush        memtable -> segment (admin)   200
 //   POST   /admin/compact      full compaction (admin)       200
@@ -11,6 +13,7 @@
 //   GET    /, /app.js, /app.css  the web page (web_assets.h)  200 / 304
 //   GET    /openapi.json       the API as OpenAPI 3.0        200 / 304
 // Before routing, Admission (admission.h) checks API keys and rate limits.
+// Redirects count clicks (LinkStore::RecordClick, in memory only).
 // docs/shortlinkd.md describes every status and error. Every error answer
 // is JSON {"error": "..."}; no request can make the process crash (Handle
 // catches everything). The HTTP framing (limits, timeouts, keep-alive) is

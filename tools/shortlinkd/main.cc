@@ -62,6 +62,7 @@ struct Flags {
   int write_timeout_ms = 10'000;
   size_t max_connections = 10'000;
   int64_t compact_interval = 3600;
+  int stats_flush_ms = 1000;
   std::string test_clock_file;
   std::string port_file;
   uint64_t preload = 0;
@@ -254,6 +255,10 @@ int main(int argc, char** argv) {
                  "seconds between full compactions (0: never)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  app.add_option("--stats-flush-ms", flags.stats_flush_ms,
+                 "milliseconds between writes of the gathered click counts")
+      ->check(CLI::Range(1, 3'600'000))
+      ->capture_default_str();
   app.add_option("--test-clock-file", flags.test_clock_file,
                  "FOR TESTS: read the current Unix time from this file");
   app.add_option("--port-file", flags.port_file,
@@ -372,6 +377,7 @@ int main(int argc, char** argv) {
   shortlink::LinkStoreOptions store_options;
   store_options.bits_per_key = flags.bits_per_key;
   store_options.block_cache_bytes = flags.block_cache_mb << 20;
+  store_options.stats_flush_ms = flags.stats_flush_ms;
   if (!flags.test_clock_file.empty()) {
     store_options.now = MakeFileClock(flags.test_clock_file);
   }

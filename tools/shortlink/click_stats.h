@@ -1,0 +1,79 @@
+// ClickAggregator: click counts gathered in memory between two writes.
+//
+// A redirect must never wait for the disk, so it only adds its click here;
+// LinkStore's flusher thread takes everything gathered every
+// --stats-flush-ms and merges it into the "s:" records in one WriteBatch
+// (link_store.h). Recording is cheap: the codes are spread over shards by
+// hash, and a click locks one shard for a hash-map update (an allocation
+// only for a code's first click of the interval).
+//
+// Thread-safety: thread-safe.
+#ifndef BLOOMKV_TOOLS_SHORTLINK_CLICK_STATS_H_
+#define BLOOMKV_TOOLS_SHORTLINK_CLICK_STATS_H_
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "tools/shortlink/link_record.h"
+
+namespace shortlink {
+
+// The clicks of one link since the last Take().
+struct ClickDelta {
+  std::string code;
+  int64_t link_created = 0;  // tells the link from a later one of that code
+  uint64_t total = 0;
+  int64_t last_access = 0;
+  std::vector<DayCount> days;  // ascending
+};
+
+class ClickAggregator {
+ public:
+  ClickAggregator() = default;
+  ClickAggregator(const ClickAggregator&) = delete;
+  ClickAggregator& operator=(const ClickAggregator&) = delete;
+
+  // Counts one click at Unix time `now` on the link `code` created at
+  // `link_created`.
+  void Record(std::string_view code, int64_t link_created, int64_t now);
+
+  // Drops the clicks gathered for `code` (its link was removed).
+  void Forget(std::string_view code);
+
+  // Everything recorded since the last call, in no particular order; the
+  // aggregator is empty afterwards.
+  std::vector<ClickDelta> Take();
+
+ private:
+  // Enough shards that the HTTP workers rarely meet on one lock.
+  static constexpr size_t kShards = 32;
+
+  // Lets find() take a string_view: no allocation for a repeated click.
+  struct CodeHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view code) const {
+      return std::hash<std::string_view>()(code);
+    }
+  };
+  struct Shard {
+    std::mutex mutex;
+    std::unordered_map<std::string, ClickDelta, CodeHash, std::equal_to<>>
+        pending;  // by code
+  };
+
+  std::array<Shard, kShards> shards_;
+};
+
+// Adds `delta` to `record` (a link's stored counts, possibly fresh), then
+// drops the days before the kClickDays ending with `today`.
+void MergeClicks(const ClickDelta& delta, int32_t today, ClickRecord* record);
+
+}  // namespace shortlink
+
+#endif  // BLOOMKV_TOOLS_SHORTLINK_CLICK_STATS_H_

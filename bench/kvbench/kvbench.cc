@@ -36,7 +36,7 @@ namespace {
 
 struct Flags {
   uint64_t num = 1000000;
-  uint64_t reads = 1000000;
+  uint64_t reads = 200000;
   double min_seconds = 1.0;
   int repeat = 3;
   std::string settle = "background";

@@ -8,6 +8,11 @@
 //   kvbench --num=1000000 --benchmarks=fill,mixed --compare
 //   kvbench --fp_sweep=1,2,4,6,8,10,12,16 --benchmarks=none
 //   kvbench --threads=1,2 --benchmarks=fill,readhit,readhit,readmiss
+//   kvbench --settle=compact --min_seconds=2 --repeat=5
+//
+// All stores of a run (each engine, filters on and off) stay open together:
+// each is filled and settled in turn, then each lookup phase runs --repeat
+// times per store, the stores taking turns, and the median is reported.
 //
 // Thread-safety: main drives everything; phases use --threads workers. With
 // a list of thread counts, each lookup phase runs once per count, back to
@@ -222,9 +227,9 @@ PhaseResult MedianRepetition(std::vector<PhaseResult> reps) {
 // Runs every phase on every store. A write phase runs once per store, which
 // is then settled before the next store writes (so no store's background
 // compaction runs during another's measurement). A read phase runs
-// flags.repeat times per store and thread count, the stores taking turns in
-// alternating order (forward, then backward) so that order effects cancel
-// out of the median.
+// flags.repeat times per store, the stores taking turns in alternating order
+// (forward, then backward) so that order effects cancel out of the median;
+// within a turn it runs once per thread count, back to back.
 void RunPhases(const Flags& flags, const std::vector<std::string>& phases,
                const std::vector<std::unique_ptr<Store>>& stores,
                PeakRss* peak) {
@@ -240,19 +245,24 @@ void RunPhases(const Flags& flags, const std::vector<std::string>& phases,
       }
       continue;
     }
-    for (int threads : flags.threads) {
-      std::vector<std::vector<PhaseResult>> reps(n);
-      for (int rep = 0; rep < flags.repeat; rep++) {
-        for (size_t k = 0; k < n; k++) {
-          const size_t i = rep % 2 == 0 ? k : n - 1 - k;
-          if (!stores[i]->ok()) continue;
-          reps[i].push_back(RunPhaseOn(stores[i].get(), phase, threads, peak));
+    const size_t counts = flags.threads.size();
+    // reps[store][thread count]
+    std::vector<std::vector<std::vector<PhaseResult>>> reps(
+        n, std::vector<std::vector<PhaseResult>>(counts));
+    for (int rep = 0; rep < flags.repeat; rep++) {
+      for (size_t k = 0; k < n; k++) {
+        const size_t i = rep % 2 == 0 ? k : n - 1 - k;
+        for (size_t t = 0; t < counts && stores[i]->ok(); t++) {
+          reps[i][t].push_back(
+              RunPhaseOn(stores[i].get(), phase, flags.threads[t], peak));
         }
       }
-      for (size_t i = 0; i < n; i++) {
-        if (reps[i].empty()) continue;
+    }
+    for (size_t i = 0; i < n; i++) {
+      for (size_t t = 0; t < counts; t++) {
+        if (reps[i][t].empty()) continue;
         stores[i]->result.phases.push_back(
-            MedianRepetition(std::move(reps[i])));
+            MedianRepetition(std::move(reps[i][t])));
       }
     }
   }

@@ -85,22 +85,51 @@ summarize() { # group label, json files...
     [.[] | .runs[] as $r | $r.phases[] |
       {key: "\($r.engine) \(if $r.filters then "filters" else "nofilter" end) \(.name)/\(.threads)t",
        med: .ops_per_sec, reps: (.repetitions // [.ops_per_sec]),
-       shape: ($r.files_per_level | map(tostring) | join(",")),
+       cpu: (if .cpu_seconds > 0 then .ops / .cpu_seconds else 0 end),
+       shape: (($r.files_per_level | map(tostring) | join(",")) + " -> " +
+               ($r.files_per_level_end // [] | map(tostring) | join(","))),
        fds: $r.open_fds, rss: $r.peak_rss,
        mem: $r.filter_summary.filter_bytes_per_million_links,
        memi: $r.filter_summary.filter_and_index_bytes_per_million_links}]
     | group_by(.key)[] |
     "\($group) \(.[0].key): median \(map(.med) | median | floor) ops/s, " +
     "min-max \(map(.reps[]) | min | floor)-\(map(.reps[]) | max | floor), " +
-    "processes \(length); files/level \(map(.shape) | unique | join(" | ")); " +
+    "processes \(length); per CPU second \(map(.cpu) | median | floor); files/level (reads began -> end) \(map(.shape) | unique | join(" | ")); " +
     "fds \(map(.fds) | max); peak RSS \(map(.rss) | max / 1048576 | floor) MiB; " +
     "per 1M links: filters \(.[0].mem | kib), filters+index \(.[0].memi | kib)"' "$@"
+}
+# Per process, bloomkv's median over the best peer's median of the same
+# phase: the engines took turns in that process, so the ratio holds up
+# better than absolute figures when other load comes and goes. Median and
+# min-max over the processes.
+ratios() { # group label, json files...
+  local label="$1"
+  shift
+  jq -rs --arg group "$label" '
+    def median: sort | .[(length - 1) / 2 | floor];
+    [.[] | [.runs[] as $r | $r.phases[] |
+       {engine: $r.engine, key: "\(if $r.filters then "filters" else "nofilter" end) \(.name)/\(.threads)t",
+        v: .ops_per_sec,
+        cpu: (if .cpu_seconds > 0 then .ops / .cpu_seconds else 0 end)}]
+     | group_by(.key)[]
+     | {key: .[0].key, b: (map(select(.engine == "bloomkv").v) | first),
+        peer: (map(select(.engine != "bloomkv")) | max_by(.v)),
+        c: ((map(select(.engine == "bloomkv").cpu) | first) /
+            ([1] + map(select(.engine != "bloomkv").cpu) | max))}
+     | select(.b != null and .peer != null)
+     | {key, peer: .peer.engine, r: (.b / .peer.v), c}]
+    | group_by(.key)[] |
+    "\($group) bloomkv / best peer, \(.[0].key): median \(map(.r) | median * 100 | round / 100)x " +
+    "(min-max \(map(.r) | min * 100 | round / 100)-\(map(.r) | max * 100 | round / 100); " +
+    "best peer: \(map(.peer) | unique | join(","))); per CPU second " +
+    "\(map(.c) | median * 100 | round / 100)x of the best peer'"'"'s"' "$@"
 }
 {
   for num in "${sizes[@]}"; do
     shopt -s nullglob
     files=("$out"/main-"$num"-run*.json)
-    ((${#files[@]})) && summarize "main-$num" "${files[@]}"
+    ((${#files[@]})) && summarize "main-$num" "${files[@]}" &&
+      ratios "main-$num" "${files[@]}"
     [[ -f "$out/compare-$num.json" ]] && summarize "compare-$num" "$out/compare-$num.json"
     [[ -f "$out/threads-$num.json" ]] && summarize "threads-$num" "$out/threads-$num.json"
   done

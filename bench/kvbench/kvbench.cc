@@ -277,6 +277,7 @@ void Finish(Store* store) {
   r.user_bytes_written = store->workload->user_bytes_written();
   r.file_bytes_written = store->engine->Counters().file_bytes_written;
   r.disk_bytes = DirectoryBytes(store->dir);
+  r.files_per_level_end = store->engine->FilesPerLevel();
   r.open_fds = OpenFileDescriptors(store->dir);
   for (const PhaseResult& p : r.phases) {
     if (p.verify_errors > 0 && r.error.empty()) {

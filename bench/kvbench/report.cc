@@ -243,9 +243,11 @@ void PrintTable(FILE* out, const std::vector<RunResult>& runs) {
     }
     std::fprintf(
         out,
-        "  shape read (settle %s): %s; open files in its directory "
-        "%llu; per million links: filters %s, filters+index %s\n",
+        "  files per level when reads began (settle %s): %s; at the end: "
+        "%s\n  open files in its directory %llu; per million links: filters "
+        "%s, filters+index %s\n",
         r.settle_mode.c_str(), FormatFilesPerLevel(r.files_per_level).c_str(),
+        FormatFilesPerLevel(r.files_per_level_end).c_str(),
         static_cast<unsigned long long>(r.open_fds),
         MibOpt(PerMillionLinks(r, r.filters.filter_bytes)).c_str(),
         MibOpt(PerMillionLinks(r, r.filters.filter_and_index_bytes)).c_str());
@@ -434,6 +436,7 @@ Status WriteJson(const std::string& path, const ReportContext& context,
     j.Field("settle_mode", r.settle_mode);
     j.Field("settle_seconds", r.settle_seconds);
     j.Field("files_per_level", r.files_per_level);
+    j.Field("files_per_level_end", r.files_per_level_end);
     j.Field("open_fds", r.open_fds);
     j.Field("disk_bytes", r.disk_bytes);
     j.Field("rss_at_start", r.rss_at_start);

@@ -29,6 +29,9 @@ struct RunResult {
   // Live files per level (level 0 first) in the shape reads were measured
   // in, i.e. after the first settle.
   std::vector<int> files_per_level;
+  // The same after the last phase: an engine may reshape its store while
+  // reads run (LevelDB compacts files that lookups probe in vain).
+  std::vector<int> files_per_level_end;
   FilterSummary filters;      // after the last phase
   uint64_t disk_bytes = 0;    // files in the store's directory at the end
   uint64_t rss_at_start = 0;  // process RSS when the run began

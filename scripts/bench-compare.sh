@@ -21,8 +21,9 @@
 #   BENCH_BUILD   build directory (Release with -g, for perf) [build/bench]
 #   BENCH_ARGS    extra kvbench flags, e.g. --max_open_files=64 or
 #                 --settle=compact for the fully compacted shape []
-# Wall time on the 2-core machine in docs/benchmarks.md: about 10 minutes at
-# 1M entries, about 50 at 10M, with the cores otherwise idle.
+# Wall time on the 2-core machine in docs/benchmarks.md: 22 minutes at 1M
+# entries with other work keeping the load average at 9-15 (the cores to
+# itself, a fraction of that); 10M takes roughly ten times as long as 1M.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

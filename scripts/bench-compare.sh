@@ -129,9 +129,14 @@ ratios() { # group label, json files...
   for num in "${sizes[@]}"; do
     shopt -s nullglob
     files=("$out"/main-"$num"-run*.json)
-    ((${#files[@]})) && summarize "main-$num" "${files[@]}" &&
+    if ((${#files[@]})); then
+      summarize "main-$num" "${files[@]}"
       ratios "main-$num" "${files[@]}"
-    [[ -f "$out/compare-$num.json" ]] && summarize "compare-$num" "$out/compare-$num.json"
-    [[ -f "$out/threads-$num.json" ]] && summarize "threads-$num" "$out/threads-$num.json"
+    fi
+    for mode in compare threads; do
+      if [[ -f "$out/$mode-$num.json" ]]; then
+        summarize "$mode-$num" "$out/$mode-$num.json"
+      fi
+    done
   done
 } | tee "$out/summary.txt"

@@ -144,6 +144,17 @@ class BloomkvEngine : public Engine {
       }
     }
     f.filter_bytes = filter_bytes;
+    // Index bytes, where this bloomkv reports them ("bloomkv.resource-usage":
+    // "name: value" lines; index blocks of the open segments).
+    std::string usage;
+    if (db_->GetProperty("bloomkv.resource-usage", &usage)) {
+      const std::string kIndex = "index_bytes: ";
+      const size_t at = usage.find(kIndex);
+      if (at != std::string::npos) {
+        f.filter_and_index_bytes =
+            filter_bytes + std::stoull(usage.substr(at + kIndex.size()));
+      }
+    }
     if (keys > 0) f.theoretical_fp_rate = weighted_fp / keys;
     if (negatives + false_positives > 0) {
       f.measured_fp_rate = static_cast<double>(false_positives) /

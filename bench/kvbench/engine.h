@@ -59,7 +59,8 @@ struct FilterSummary {
   uint64_t files_at_level0 = 0;
   std::optional<uint64_t> filter_bytes;  // held in memory
   // Filter and index bytes held in memory, where the engine reports them
-  // (RocksDB's table readers; bloomkv does not report its index blocks).
+  // (RocksDB's table readers; bloomkv's "bloomkv.resource-usage", where the
+  // build has that property).
   std::optional<uint64_t> filter_and_index_bytes;
   // Key-weighted mean of each file's theoretical false-positive rate.
   std::optional<double> theoretical_fp_rate;

@@ -232,14 +232,9 @@ class LevelDbEngine : public Engine {
 
   FilterSummary Filters() override {
     FilterSummary f;
-    for (int level = 0; level < kNumLevels; level++) {
-      std::string v;
-      if (db_->GetProperty("leveldb.num-files-at-level" + std::to_string(level),
-                           &v)) {
-        f.files += std::stoull(v);
-        if (level == 0) f.files_at_level0 = std::stoull(v);
-      }
-    }
+    const std::vector<int> files = FilesPerLevel();
+    for (int n : files) f.files += n;
+    if (!files.empty()) f.files_at_level0 = files[0];
     return f;
   }
 

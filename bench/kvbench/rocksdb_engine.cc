@@ -311,14 +311,9 @@ class RocksDbEngine : public Engine {
     if (db_->GetIntProperty("rocksdb.estimate-table-readers-mem", &readers)) {
       f.filter_and_index_bytes = readers;
     }
-    for (int level = 0; level < db_->NumberLevels(); level++) {
-      std::string v;
-      if (db_->GetProperty("rocksdb.num-files-at-level" + std::to_string(level),
-                           &v)) {
-        f.files += std::stoull(v);
-        if (level == 0) f.files_at_level0 = std::stoull(v);
-      }
-    }
+    const std::vector<int> files = FilesPerLevel();
+    for (int n : files) f.files += n;
+    if (!files.empty()) f.files_at_level0 = files[0];
     const uint64_t useful =
         stats_->getTickerCount(rocksdb::BLOOM_FILTER_USEFUL);
     const uint64_t fp =

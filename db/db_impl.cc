@@ -1187,6 +1187,12 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     *value = GetStats().ToString();
     return true;
   }
+  if (name == "bloomkv.compaction-pending") {
+    // "1" while a flush or compaction is queued or running, else "0".
+    std::lock_guard<std::mutex> guard(mu_);
+    *value = HasBackgroundWork() ? "1" : "0";
+    return true;
+  }
   std::shared_ptr<const Version> v;
   size_t mem_usage = 0;
   {

@@ -43,6 +43,11 @@ class BloomkvEngine : public Engine {
                           : nullptr;
     o.block_cache_capacity = options_.block_cache_bytes;
     o.write_buffer_size = options_.write_buffer_bytes;
+    // Connected once bloomkv's Options has max_open_files.
+    if (options_.max_open_files > 0) {
+      max_open_files_applied_ =
+          SetMaxOpenFilesIfSupported(&o, options_.max_open_files);
+    }
     compression_ = o.compression == CompressionType::kLZ4 ? "lz4" : "none";
     return DB::Open(o, path, &db_);
   }
@@ -56,7 +61,11 @@ class BloomkvEngine : public Engine {
     return filter + ", block cache " +
            std::to_string(options_.block_cache_bytes >> 20) +
            " MiB, compression " + compression_ +
-           ", 4 KiB blocks, leveled compaction";
+           ", 4 KiB blocks, leveled compaction" +
+           (options_.max_open_files <= 0 ? ""
+            : max_open_files_applied_
+                ? ", max_open_files " + std::to_string(options_.max_open_files)
+                : ", max_open_files not supported by this bloomkv");
   }
 
   Status Put(const Slice& key, const Slice& value) override {
@@ -85,6 +94,23 @@ class BloomkvEngine : public Engine {
 
   Status Flush() override { return db_->Flush(); }
   Status CompactAll() override { return db_->CompactRange(nullptr, nullptr); }
+  Status WaitForCompactions(double timeout_seconds) override {
+    return PollUntil(
+        [this] {
+          std::string v;
+          return db_->GetProperty("bloomkv.compaction-pending", &v) && v == "0";
+        },
+        timeout_seconds, "bloomkv");
+  }
+  std::vector<int> FilesPerLevel() override {
+    std::vector<int> files;
+    std::string v;
+    while (db_->GetProperty(
+        "bloomkv.num-files-at-level" + std::to_string(files.size()), &v)) {
+      files.push_back(std::stoi(v));
+    }
+    return files;
+  }
 
   EngineCounters Counters() override {
     EngineCounters c;
@@ -118,6 +144,17 @@ class BloomkvEngine : public Engine {
       }
     }
     f.filter_bytes = filter_bytes;
+    // Index bytes, where this bloomkv reports them ("bloomkv.resource-usage":
+    // "name: value" lines; index blocks of the open segments).
+    std::string usage;
+    if (db_->GetProperty("bloomkv.resource-usage", &usage)) {
+      const std::string kIndex = "index_bytes: ";
+      const size_t at = usage.find(kIndex);
+      if (at != std::string::npos) {
+        f.filter_and_index_bytes =
+            filter_bytes + std::stoull(usage.substr(at + kIndex.size()));
+      }
+    }
     if (keys > 0) f.theoretical_fp_rate = weighted_fp / keys;
     if (negatives + false_positives > 0) {
       f.measured_fp_rate = static_cast<double>(false_positives) /
@@ -138,6 +175,7 @@ class BloomkvEngine : public Engine {
   const EngineOptions options_;
   CountingEnv env_;  // outlives db_ (declared first, destroyed last)
   std::string compression_;
+  bool max_open_files_applied_ = false;
   std::unique_ptr<DB> db_;
 };
 

@@ -1,15 +1,35 @@
 // Engine selection and the settling step shared by all engines.
 #include "bench/kvbench/engine.h"
 
+#include <chrono>
+#include <thread>
+
 namespace bloomkv::bench {
 
-Status SettleStore(Engine& engine) {
+Status SettleStore(Engine& engine, SettleMode mode) {
   Status s = engine.Flush();
   if (!s.ok()) return s;
-  // Every engine is measured in its settled shape: fully compacted. An
-  // engine without a full-range compaction is measured as flushed.
-  s = engine.CompactAll();
-  return s.IsNotSupported() ? Status::OK() : s;
+  if (mode == SettleMode::kCompact) {
+    s = engine.CompactAll();
+    if (!s.ok() && !s.IsNotSupported()) return s;
+  }
+  return engine.WaitForCompactions(kSettleTimeoutSeconds);
+}
+
+Status PollUntil(const std::function<bool()>& settled, double timeout_seconds,
+                 const std::string& what) {
+  constexpr auto kPollInterval = std::chrono::milliseconds(20);
+  const auto deadline =
+      std::chrono::steady_clock::now() +
+      std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(timeout_seconds));
+  while (!settled()) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return Status::IOError(what, ": background work did not finish in time");
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  return Status::OK();
 }
 
 std::vector<std::string> AvailableEngines() {

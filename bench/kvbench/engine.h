@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -32,6 +33,8 @@ struct EngineOptions {
   double bits_per_key = 10;  // 0: no filters
   size_t block_cache_bytes = 8 << 20;
   size_t write_buffer_bytes = 4 << 20;
+  // Table files an engine keeps open at once; 0: the engine's default.
+  int max_open_files = 0;
 };
 
 // Monotonic counters since Open.
@@ -55,6 +58,10 @@ struct FilterSummary {
   uint64_t files = 0;
   uint64_t files_at_level0 = 0;
   std::optional<uint64_t> filter_bytes;  // held in memory
+  // Filter and index bytes held in memory, where the engine reports them
+  // (RocksDB's table readers; bloomkv's "bloomkv.resource-usage", where the
+  // build has that property).
+  std::optional<uint64_t> filter_and_index_bytes;
   // Key-weighted mean of each file's theoretical false-positive rate.
   std::optional<double> theoretical_fp_rate;
   // False positives among lookups of keys a file does not hold, since Open.
@@ -88,6 +95,13 @@ class Engine {
   virtual Status Flush() = 0;
   // Compacts the whole key space; NotSupported where the engine cannot.
   virtual Status CompactAll() = 0;
+  // Waits until the engine has no flush or compaction queued or running,
+  // as an application would find it some time after its last write.
+  // IOError when it is still busy after timeout_seconds.
+  virtual Status WaitForCompactions(double timeout_seconds) = 0;
+  // Live table files per level, level 0 first, up to the deepest level the
+  // engine has (trailing empty levels included).
+  virtual std::vector<int> FilesPerLevel() = 0;
 
   virtual EngineCounters Counters() = 0;
   virtual FilterSummary Filters() = 0;
@@ -95,9 +109,40 @@ class Engine {
   virtual std::optional<uint64_t> MemoryUsage() = 0;
 };
 
-// Brings a freshly written store to the state reads are measured in: the
-// memtable flushed and, where the engine offers it, everything compacted.
-Status SettleStore(Engine& engine);
+// The shape a store is brought to before reads are measured.
+enum class SettleMode {
+  // Memtable flushed, then background compaction left to finish on its own:
+  // level-0 files and several levels, as an application leaves the store.
+  kBackground,
+  // Memtable flushed and the whole key space compacted by hand: the
+  // flattering shape (one sorted run at the bottom level).
+  kCompact,
+};
+
+// Brings a freshly written store to the shape reads are measured in. An
+// engine without a full-range compaction is measured as flushed and settled.
+Status SettleStore(Engine& engine, SettleMode mode);
+
+// Calls settled() every few milliseconds until it returns true: OK, or
+// IOError naming `what` after timeout_seconds.
+Status PollUntil(const std::function<bool()>& settled, double timeout_seconds,
+                 const std::string& what);
+
+// How long SettleStore waits for background compaction before giving up.
+inline constexpr double kSettleTimeoutSeconds = 1800;
+
+// Sets options->max_open_files to n when the options type has that member
+// (bloomkv's Options gains it separately); returns whether it did. Lets one
+// adapter compile against an engine version with or without the option.
+template <typename EngineOptionsType>
+bool SetMaxOpenFilesIfSupported(EngineOptionsType* options, int n) {
+  if constexpr (requires { options->max_open_files; }) {
+    options->max_open_files = static_cast<decltype(options->max_open_files)>(n);
+    return true;
+  } else {
+    return false;
+  }
+}
 
 // Opens (creating) a store of the named engine in the empty directory
 // `path`. NotSupported for an engine this build does not include.

@@ -8,12 +8,18 @@
 //   kvbench --num=1000000 --benchmarks=fill,mixed --compare
 //   kvbench --fp_sweep=1,2,4,6,8,10,12,16 --benchmarks=none
 //   kvbench --threads=1,2 --benchmarks=fill,readhit,readhit,readmiss
+//   kvbench --settle=compact --min_seconds=2 --repeat=5
+//
+// All stores of a run (each engine, filters on and off) stay open together:
+// each is filled and settled in turn, then each lookup phase runs --repeat
+// times per store, the stores taking turns, and the median is reported.
 //
 // Thread-safety: main drives everything; phases use --threads workers. With
 // a list of thread counts, each lookup phase runs once per count, back to
 // back on the same store, so their ratio is measured under the same
 // conditions; write phases use the first count.
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -35,7 +41,11 @@ namespace {
 
 struct Flags {
   uint64_t num = 1000000;
-  uint64_t reads = 1000000;
+  uint64_t reads = 200000;
+  double min_seconds = 1.0;
+  int repeat = 3;
+  std::string settle = "background";
+  int max_open_files = 0;
   uint64_t writes = 0;
   uint64_t deletes = 0;
   uint64_t scans = 10000;
@@ -89,32 +99,70 @@ std::string JoinInts(const std::vector<int>& v) {
   return Join(s);
 }
 
-// Fills a fresh store of `engine` in `dir` and runs every phase.
-RunResult RunOne(const std::string& engine_name, double bits_per_key,
-                 const Flags& flags, const std::vector<std::string>& phases,
-                 const ShortCodeSet& codes, const UrlGenerator& urls,
-                 const std::string& dir) {
-  RunResult r;
-  r.engine = engine_name;
-  r.bits_per_key = bits_per_key;
-  ResetPeakRss();
-  r.rss_at_start = CurrentRssBytes();
-
+EngineOptions MakeEngineOptions(const Flags& flags, double bits_per_key) {
   EngineOptions eo;
   eo.bits_per_key = bits_per_key;
   eo.block_cache_bytes = flags.cache_mb << 20;
   eo.write_buffer_bytes = flags.write_buffer_mb << 20;
+  eo.max_open_files = flags.max_open_files;
+  return eo;
+}
+
+SettleMode ParseSettleMode(const std::string& name) {
+  return name == "compact" ? SettleMode::kCompact : SettleMode::kBackground;
+}
+
+// One engine in one filter setting: a fresh store in its own directory, the
+// workload that filled it, and what was measured on it.
+struct Store {
+  std::string dir;
   std::unique_ptr<Engine> engine;
-  Status s = OpenEngine(engine_name, eo, dir, &engine);
+  std::unique_ptr<Workload> workload;
+  RunResult result;
+
+  bool ok() const { return result.error.empty(); }
+};
+
+// VmHWM is reset before each phase, so that each run's peak is its own;
+// the process's peak since start is kept here.
+struct PeakRss {
+  uint64_t process = 0;
+
+  void Reset() {
+    process = std::max(process, PeakRssBytes());
+    ResetPeakRss();
+  }
+  uint64_t Read() {
+    const uint64_t peak = PeakRssBytes();
+    process = std::max(process, peak);
+    return peak;
+  }
+};
+
+std::unique_ptr<Store> OpenStore(const std::string& engine_name,
+                                 double bits_per_key, const Flags& flags,
+                                 const ShortCodeSet& codes,
+                                 const UrlGenerator& urls,
+                                 const std::string& dir) {
+  auto store = std::make_unique<Store>();
+  store->dir = dir;
+  RunResult& r = store->result;
+  r.engine = engine_name;
+  r.bits_per_key = bits_per_key;
+  r.settle_mode = flags.settle;
+  r.rss_at_start = CurrentRssBytes();
+  Status s = OpenEngine(engine_name, MakeEngineOptions(flags, bits_per_key),
+                        dir, &store->engine);
   if (!s.ok()) {
     r.error = s.ToString();
-    return r;
+    return store;
   }
-  r.description = engine->Describe();
+  r.description = store->engine->Describe();
 
   WorkloadConfig wc;
   wc.num = flags.num;
   wc.reads = flags.reads;
+  wc.min_seconds = flags.min_seconds;
   wc.writes = flags.writes;
   wc.deletes = flags.deletes;
   wc.scans = flags.scans;
@@ -123,54 +171,120 @@ RunResult RunOne(const std::string& engine_name, double bits_per_key,
   wc.miss_ratio = flags.miss_ratio;
   wc.zipf = flags.zipf;
   wc.seed = flags.seed;
-  Workload workload(wc, codes, urls);
+  store->workload = std::make_unique<Workload>(wc, codes, urls);
+  return store;
+}
 
-  bool dirty = false;
-  auto settle = [&]() -> Status {
-    const auto start = std::chrono::steady_clock::now();
-    Status st = SettleStore(*engine);
-    r.settle_seconds += Seconds(start);
-    std::fprintf(stderr, "  %-8s settle (flush + compact all): %.2f s\n",
-                 engine_name.c_str(), Seconds(start));
-    dirty = false;
-    return st;
-  };
-  for (const std::string& phase : phases) {
-    if (!IsWritePhase(phase) && dirty) {
-      s = settle();
-      if (!s.ok()) break;
-    }
-    const std::vector<int> counts =
-        IsWritePhase(phase) ? std::vector<int>{flags.threads.front()}
-                            : flags.threads;
-    for (int threads : counts) {
-      PhaseResult p;
-      s = workload.RunPhase(phase, engine.get(), &p, threads);
-      std::fprintf(stderr, "  %-8s %-7s %-9s %3d thr %9.0f ops/s  (%.2f s)\n",
-                   engine_name.c_str(), bits_per_key > 0 ? "filters" : "none",
-                   phase.c_str(), p.threads, p.ops_per_sec(), p.seconds);
-      r.phases.push_back(std::move(p));
-      if (!s.ok()) break;
-    }
-    if (!s.ok()) break;
-    if (IsWritePhase(phase)) dirty = true;
+// Brings the store to the shape reads are measured in, after a write phase.
+void Settle(Store* store, SettleMode mode) {
+  RunResult& r = store->result;
+  const auto start = std::chrono::steady_clock::now();
+  Status s = SettleStore(*store->engine, mode);
+  r.settle_seconds += Seconds(start);
+  if (!s.ok()) {
+    r.error = s.ToString();
+    return;
   }
-  if (s.ok() && dirty) s = settle();
-  if (!s.ok()) r.error = s.ToString();
+  const std::vector<int> shape = store->engine->FilesPerLevel();
+  if (r.files_per_level.empty()) r.files_per_level = shape;
+  std::fprintf(
+      stderr, "  %-8s settle (flush + %s): %.2f s; files %s\n",
+      r.engine.c_str(),
+      mode == SettleMode::kCompact ? "compact all" : "background compaction",
+      Seconds(start), FormatFilesPerLevel(shape).c_str());
+}
 
-  r.filters = engine->Filters();
-  r.engine_memory = engine->MemoryUsage();
-  r.user_bytes_written = workload.user_bytes_written();
-  r.file_bytes_written = engine->Counters().file_bytes_written;
-  r.disk_bytes = DirectoryBytes(dir);
-  r.peak_rss = PeakRssBytes();
+PhaseResult RunPhaseOn(Store* store, const std::string& phase, int threads,
+                       PeakRss* peak) {
+  RunResult& r = store->result;
+  PhaseResult p;
+  peak->Reset();
+  Status s = store->workload->RunPhase(phase, store->engine.get(), &p, threads);
+  r.peak_rss = std::max(r.peak_rss, peak->Read());
+  std::fprintf(
+      stderr, "  %-8s %-7s %-9s %3d thr %9.0f ops/s  (%.2f s, %llu pass%s)\n",
+      r.engine.c_str(), r.filters_on() ? "filters" : "none", phase.c_str(),
+      p.threads, p.ops_per_sec(), p.seconds,
+      static_cast<unsigned long long>(p.passes), p.passes == 1 ? "" : "es");
+  if (!s.ok() && r.error.empty()) r.error = s.ToString();
+  return p;
+}
+
+// The repetition with the median lookups/s (the lower middle one of an even
+// count), carrying every repetition's lookups/s.
+PhaseResult MedianRepetition(std::vector<PhaseResult> reps) {
+  std::vector<double> rates;
+  for (const PhaseResult& p : reps) rates.push_back(p.ops_per_sec());
+  std::sort(reps.begin(), reps.end(),
+            [](const PhaseResult& a, const PhaseResult& b) {
+              return a.ops_per_sec() < b.ops_per_sec();
+            });
+  PhaseResult median = std::move(reps[(reps.size() - 1) / 2]);
+  median.repetitions = std::move(rates);
+  return median;
+}
+
+// Runs every phase on every store. A write phase runs once per store, which
+// is then settled before the next store writes (so no store's background
+// compaction runs during another's measurement). A read phase runs
+// flags.repeat times per store, the stores taking turns in alternating order
+// (forward, then backward) so that order effects cancel out of the median;
+// within a turn it runs once per thread count, back to back.
+void RunPhases(const Flags& flags, const std::vector<std::string>& phases,
+               const std::vector<std::unique_ptr<Store>>& stores,
+               PeakRss* peak) {
+  const SettleMode mode = ParseSettleMode(flags.settle);
+  const size_t n = stores.size();
+  for (const std::string& phase : phases) {
+    if (IsWritePhase(phase)) {
+      for (const auto& store : stores) {
+        if (!store->ok()) continue;
+        store->result.phases.push_back(
+            RunPhaseOn(store.get(), phase, flags.threads.front(), peak));
+        if (store->ok()) Settle(store.get(), mode);
+      }
+      continue;
+    }
+    const size_t counts = flags.threads.size();
+    // reps[store][thread count]
+    std::vector<std::vector<std::vector<PhaseResult>>> reps(
+        n, std::vector<std::vector<PhaseResult>>(counts));
+    for (int rep = 0; rep < flags.repeat; rep++) {
+      for (size_t k = 0; k < n; k++) {
+        const size_t i = rep % 2 == 0 ? k : n - 1 - k;
+        for (size_t t = 0; t < counts && stores[i]->ok(); t++) {
+          reps[i][t].push_back(
+              RunPhaseOn(stores[i].get(), phase, flags.threads[t], peak));
+        }
+      }
+    }
+    for (size_t i = 0; i < n; i++) {
+      for (size_t t = 0; t < counts; t++) {
+        if (reps[i][t].empty()) continue;
+        stores[i]->result.phases.push_back(
+            MedianRepetition(std::move(reps[i][t])));
+      }
+    }
+  }
+}
+
+// Takes the store's final figures; the engine is still open.
+void Finish(Store* store) {
+  RunResult& r = store->result;
+  if (store->engine == nullptr) return;
+  r.filters = store->engine->Filters();
+  r.engine_memory = store->engine->MemoryUsage();
+  r.user_bytes_written = store->workload->user_bytes_written();
+  r.file_bytes_written = store->engine->Counters().file_bytes_written;
+  r.disk_bytes = DirectoryBytes(store->dir);
+  r.files_per_level_end = store->engine->FilesPerLevel();
+  r.open_fds = OpenFileDescriptors(store->dir);
   for (const PhaseResult& p : r.phases) {
     if (p.verify_errors > 0 && r.error.empty()) {
       r.error = "phase " + p.name + ": " + std::to_string(p.verify_errors) +
                 " lookups returned a wrong result";
     }
   }
-  return r;
 }
 
 // Builds a bloomkv store per bits-per-key setting and measures the false
@@ -182,17 +296,13 @@ Status RunFpSweep(const Flags& flags, const std::string& base,
   const UrlGenerator urls(flags.seed, flags.value_min, flags.value_max);
   for (double bpk : flags.fp_sweep) {
     const std::string dir = base + "/fp-" + std::to_string(bpk);
-    EngineOptions eo;
-    eo.bits_per_key = bpk;
-    eo.block_cache_bytes = flags.cache_mb << 20;
-    eo.write_buffer_bytes = flags.write_buffer_mb << 20;
     std::unique_ptr<Engine> engine;
-    Status s = OpenBloomkvEngine(eo, dir, &engine);
+    Status s = OpenBloomkvEngine(MakeEngineOptions(flags, bpk), dir, &engine);
     for (size_t i = 0; s.ok() && i < codes.size(); i++) {
       s = engine->Put(EncodeShortCode(codes.code(i)),
                       urls.Url(codes.code(i), 0));
     }
-    if (s.ok()) s = SettleStore(*engine);
+    if (s.ok()) s = SettleStore(*engine, ParseSettleMode(flags.settle));
     Rng rng(Mix64(flags.seed ^ 0xAB5E17));
     std::string value;
     bool found = false;
@@ -224,7 +334,24 @@ int Main(int argc, char** argv) {
   CLI::App app{"kvbench: macro benchmark of bloomkv (and LevelDB, RocksDB)"};
   app.add_option("--num", flags.num, "entries written by fill")
       ->check(CLI::Range(uint64_t{1}, kShortCodeSpace / 2));
-  app.add_option("--reads", flags.reads, "lookups per read phase");
+  app.add_option("--reads", flags.reads,
+                 "probes drawn per read phase (repeated until --min_seconds)");
+  app.add_option("--min_seconds", flags.min_seconds,
+                 "a lookup phase repeats its probes until it has run this "
+                 "long")
+      ->check(CLI::Range(0.0, 3600.0));
+  app.add_option("--repeat", flags.repeat,
+                 "runs of each read phase per store, engines taking turns; "
+                 "the median is reported, with the min-max")
+      ->check(CLI::Range(1, 100));
+  app.add_option("--settle", flags.settle,
+                 "shape before reads: background (flush, then wait for "
+                 "background compaction; as an application leaves it) or "
+                 "compact (full manual compaction)")
+      ->check(CLI::IsMember({"background", "compact"}));
+  app.add_option("--max_open_files", flags.max_open_files,
+                 "table files each engine keeps open (0: its default)")
+      ->check(CLI::Range(0, 1 << 20));
   app.add_option("--writes", flags.writes, "overwrites (0: --num)");
   app.add_option("--deletes", flags.deletes, "deletes (0: --num / 10)");
   app.add_option("--scans", flags.scans, "range scans");
@@ -343,12 +470,18 @@ int Main(int argc, char** argv) {
     created_base = true;
   }
 
+  base = std::filesystem::absolute(base, ec).string();  // fds are matched on it
+
   ReportContext context;
   for (int i = 0; i < argc; i++) {
     context.command_line += (i ? " " : "") + std::string(argv[i]);
   }
   context.flags = {{"num", std::to_string(flags.num)},
                    {"reads", std::to_string(flags.reads)},
+                   {"min_seconds", std::to_string(flags.min_seconds)},
+                   {"repeat", std::to_string(flags.repeat)},
+                   {"settle", flags.settle},
+                   {"max_open_files", std::to_string(flags.max_open_files)},
                    {"threads", JoinInts(flags.threads)},
                    {"bits_per_key", std::to_string(flags.bits_per_key)},
                    {"filter", flags.compare ? "compare" : flags.filter},
@@ -366,17 +499,20 @@ int Main(int argc, char** argv) {
   std::printf(
       "kvbench: %llu entries, 7-char base62 codes, URLs %zu-%zu bytes, "
       "%s thread(s), block cache %zu MiB, write buffer %zu MiB, seed %llu\n"
+      "settle %s; lookup phases >= %g s, %d repetition(s), median shown\n"
       "mixed = %.0f%% never-issued codes + Zipf(%.2f) over real ones; "
       "benchmarks %s; engines %s; stores in %s\n\n",
       static_cast<unsigned long long>(flags.num), flags.value_min,
       flags.value_max, JoinInts(flags.threads).c_str(), flags.cache_mb,
       flags.write_buffer_mb, static_cast<unsigned long long>(flags.seed),
+      flags.settle.c_str(), flags.min_seconds, flags.repeat,
       flags.miss_ratio * 100, flags.zipf, flags.benchmarks.c_str(),
       Join(engines).c_str(), base.c_str());
   std::fflush(stdout);
 
   int rc = 0;
   std::vector<RunResult> runs;
+  PeakRss peak;
   if (!phases.empty()) {
     const auto start = std::chrono::steady_clock::now();
     ShortCodeSet codes;
@@ -384,20 +520,32 @@ int Main(int argc, char** argv) {
     const UrlGenerator urls(flags.seed, flags.value_min, flags.value_max);
     std::fprintf(stderr, "issued %llu codes in %.2f s\n",
                  static_cast<unsigned long long>(flags.num), Seconds(start));
+    // Every store stays open for the whole run, so that the read phases
+    // can take turns between them.
+    std::vector<std::unique_ptr<Store>> stores;
     for (const std::string& e : engines) {
       for (double bpk : settings) {
         const std::string dir =
             base + "/" + e + (bpk > 0 ? "-filters" : "-nofilter");
-        runs.push_back(RunOne(e, bpk, flags, phases, codes, urls, dir));
-        if (!runs.back().error.empty()) {
-          std::fprintf(stderr, "%s: %s\n", e.c_str(),
-                       runs.back().error.c_str());
-          rc = 1;
-        }
-        if (!flags.keep) std::filesystem::remove_all(dir, ec);
+        stores.push_back(OpenStore(e, bpk, flags, codes, urls, dir));
       }
     }
+    RunPhases(flags, phases, stores, &peak);
+    context.open_fds = OpenFileDescriptors();
+    for (const auto& store : stores) {
+      Finish(store.get());
+      runs.push_back(std::move(store->result));
+      if (!runs.back().error.empty()) {
+        std::fprintf(stderr, "%s: %s\n", runs.back().engine.c_str(),
+                     runs.back().error.c_str());
+        rc = 1;
+      }
+      store->engine.reset();
+      if (!flags.keep) std::filesystem::remove_all(store->dir, ec);
+    }
   }
+  peak.Read();
+  context.peak_rss = peak.process;
   std::vector<SweepPoint> sweep;
   if (!flags.fp_sweep.empty()) {
     Status s = RunFpSweep(flags, base, &sweep);
@@ -410,6 +558,11 @@ int Main(int argc, char** argv) {
 
   if (!runs.empty()) {
     PrintTable(stdout, runs);
+    std::printf(
+        "process: peak RSS %.1f MiB, %llu open file descriptors after the "
+        "read phases (all stores open)\n",
+        context.peak_rss / 1048576.0,
+        static_cast<unsigned long long>(context.open_fds));
     PrintThreadScaling(stdout, runs);
     PrintComparison(stdout, runs);
   }

@@ -74,4 +74,21 @@ uint64_t DirectoryBytes(const std::string& dir) {
   return total;
 }
 
+uint64_t OpenFileDescriptors(const std::string& dir) {
+  std::error_code ec;
+  const std::string prefix = dir.empty() ? "" : dir + "/";
+  uint64_t n = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/proc/self/fd", ec)) {
+    if (prefix.empty()) {
+      n++;
+      continue;
+    }
+    const std::filesystem::path target =
+        std::filesystem::read_symlink(entry.path(), ec);
+    if (!ec && target.string().rfind(prefix, 0) == 0) n++;
+  }
+  return n;
+}
+
 }  // namespace bloomkv::bench

@@ -35,6 +35,12 @@ uint64_t CurrentRssBytes();
 // /proc/self/clear_refs). False if the kernel refused.
 bool ResetPeakRss();
 
+// Open file descriptors of this process (the entries of /proc/self/fd, the
+// one used to list them included), or how many of them refer to a file
+// under dir when dir (an absolute path) is given.
+// 0 when /proc/self/fd cannot be read.
+uint64_t OpenFileDescriptors(const std::string& dir = "");
+
 // Sum of the sizes of the regular files under dir, recursively.
 uint64_t DirectoryBytes(const std::string& dir);
 

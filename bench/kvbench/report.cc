@@ -126,6 +126,28 @@ std::string ReadFirstLine(const char* path, const char* prefix) {
   return "";
 }
 
+// Bytes per million links stored (the entries fill wrote), where known.
+std::optional<double> PerMillionLinks(const RunResult& r,
+                                      const std::optional<uint64_t>& bytes) {
+  const PhaseResult* fill = r.Phase("fill");
+  if (!bytes || fill == nullptr || fill->ops == 0) return std::nullopt;
+  return double(*bytes) * 1e6 / double(fill->ops);
+}
+
+std::string MibOpt(const std::optional<double>& bytes) {
+  return bytes ? Mib(static_cast<uint64_t>(*bytes)) : "-";
+}
+
+// "410.2-432.9" Kops/s over the repetitions; "-" with a single one.
+std::string RepetitionRange(const PhaseResult& p) {
+  if (p.repetitions.size() < 2) return "-";
+  const auto [lo, hi] =
+      std::minmax_element(p.repetitions.begin(), p.repetitions.end());
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), "%.1f-%.1f", *lo / 1000, *hi / 1000);
+  return buf;
+}
+
 // The phase's name, with its thread count when it ran on several.
 std::string PhaseLabel(const PhaseResult& p) {
   return p.threads > 1 ? p.name + "/" + std::to_string(p.threads) + "t"
@@ -139,6 +161,18 @@ const PhaseResult* RunResult::Phase(const std::string& name) const {
     if (p.name == name) return &p;
   }
   return nullptr;
+}
+
+std::string FormatFilesPerLevel(const std::vector<int>& files) {
+  size_t levels = files.size();
+  while (levels > 0 && files[levels - 1] == 0) levels--;
+  if (levels == 0) return "none";
+  std::string s;
+  for (size_t level = 0; level < levels; level++) {
+    s += (level ? ", L" : "L") + std::to_string(level) + " " +
+         std::to_string(files[level]);
+  }
+  return s;
 }
 
 PhaseFigures Figures(const PhaseResult& p) {
@@ -173,22 +207,22 @@ PhaseFigures Figures(const PhaseResult& p) {
 
 void PrintTable(FILE* out, const std::vector<RunResult>& runs) {
   std::fprintf(out,
-               "%-8s %-7s %-11s %9s %9s %8s %8s %9s %6s %6s %6s %7s %8s "
-               "%7s\n",
-               "engine", "filter", "phase", "ops", "Kops/s", "p50 us", "p99 us",
-               "p99.9 us", "seg/op", "neg/op", "fp/op", "blk/op", "B/op",
-               "envR/op");
+               "%-8s %-7s %-11s %9s %9s %13s %8s %8s %9s %6s %6s %6s %7s "
+               "%8s %7s\n",
+               "engine", "filter", "phase", "ops", "Kops/s", "min-max",
+               "p50 us", "p99 us", "p99.9 us", "seg/op", "neg/op", "fp/op",
+               "blk/op", "B/op", "envR/op");
   for (const RunResult& r : runs) {
     for (const PhaseResult& p : r.phases) {
       const PhaseFigures f = Figures(p);
       const bool lookups = p.is_read();
       std::fprintf(
           out,
-          "%-8s %-7s %-11s %9llu %9.1f %8.2f %8.2f %9.2f %6s %6s %6s %7.3f "
-          "%8.1f %7.3f\n",
+          "%-8s %-7s %-11s %9llu %9.1f %13s %8.2f %8.2f %9.2f %6s %6s %6s "
+          "%7.3f %8.1f %7.3f\n",
           r.engine.c_str(), FilterLabel(r).c_str(), PhaseLabel(p).c_str(),
           static_cast<unsigned long long>(p.ops), p.ops_per_sec() / 1000,
-          p.latency_ns.Percentile(50) / 1000,
+          RepetitionRange(p).c_str(), p.latency_ns.Percentile(50) / 1000,
           p.latency_ns.Percentile(99) / 1000,
           p.latency_ns.Percentile(99.9) / 1000,
           Opt(lookups ? f.segments_consulted : std::nullopt, "%.2f").c_str(),
@@ -198,13 +232,25 @@ void PrintTable(FILE* out, const std::vector<RunResult>& runs) {
           f.blocks_read, f.bytes_read, f.env_reads);
     }
   }
-  std::fprintf(out, "\n");
+  std::fprintf(out,
+               "(Kops/s: median of the repetitions; min-max: their range)\n"
+               "\n");
   for (const RunResult& r : runs) {
     std::fprintf(out, "%s, filter %s: %s\n", r.engine.c_str(),
                  FilterLabel(r).c_str(), r.description.c_str());
     if (!r.error.empty()) {
       std::fprintf(out, "  FAILED: %s\n", r.error.c_str());
     }
+    std::fprintf(
+        out,
+        "  files per level when reads began (settle %s): %s; at the end: "
+        "%s\n  open files in its directory %llu; per million links: filters "
+        "%s, filters+index %s\n",
+        r.settle_mode.c_str(), FormatFilesPerLevel(r.files_per_level).c_str(),
+        FormatFilesPerLevel(r.files_per_level_end).c_str(),
+        static_cast<unsigned long long>(r.open_fds),
+        MibOpt(PerMillionLinks(r, r.filters.filter_bytes)).c_str(),
+        MibOpt(PerMillionLinks(r, r.filters.filter_and_index_bytes)).c_str());
     std::fprintf(
         out,
         "  files %llu (level 0: %llu), filter memory %s, FP measured %s vs "
@@ -226,8 +272,8 @@ void PrintTable(FILE* out, const std::vector<RunResult>& runs) {
             .c_str());
     std::fprintf(out,
                  "  disk %s, write amplification %.2f (%s to files / %s "
-                 "user), settle %.2f s, peak RSS %s (run start %s), engine "
-                 "memory %s\n",
+                 "user), settle %.2f s, peak RSS %s (process, during its "
+                 "phases; %s when opened), engine memory %s\n",
                  Mib(r.disk_bytes).c_str(), r.write_amplification(),
                  Mib(r.file_bytes_written).c_str(),
                  Mib(r.user_bytes_written).c_str(), r.settle_seconds,
@@ -368,6 +414,11 @@ Status WriteJson(const std::string& path, const ReportContext& context,
   j.Field("cpu_model", ReadFirstLine("/proc/cpuinfo", "model name"));
   j.Field("mem_total", ReadFirstLine("/proc/meminfo", "MemTotal"));
   j.EndObject();
+  j.Key("process");
+  j.BeginObject();
+  j.Field("peak_rss", context.peak_rss);
+  j.Field("open_fds_after_reads", context.open_fds);
+  j.EndObject();
   j.Key("flags");
   j.BeginObject();
   for (const auto& [k, v] : context.flags) j.Field(k, v);
@@ -382,7 +433,11 @@ Status WriteJson(const std::string& path, const ReportContext& context,
     j.Field("bits_per_key", r.bits_per_key);
     j.Field("description", r.description);
     j.Field("error", r.error);
+    j.Field("settle_mode", r.settle_mode);
     j.Field("settle_seconds", r.settle_seconds);
+    j.Field("files_per_level", r.files_per_level);
+    j.Field("files_per_level_end", r.files_per_level_end);
+    j.Field("open_fds", r.open_fds);
     j.Field("disk_bytes", r.disk_bytes);
     j.Field("rss_at_start", r.rss_at_start);
     j.Field("peak_rss", r.peak_rss);
@@ -395,6 +450,11 @@ Status WriteJson(const std::string& path, const ReportContext& context,
     j.Field("files", r.filters.files);
     j.Field("files_at_level0", r.filters.files_at_level0);
     j.Field("filter_bytes", r.filters.filter_bytes);
+    j.Field("filter_and_index_bytes", r.filters.filter_and_index_bytes);
+    j.Field("filter_bytes_per_million_links",
+            PerMillionLinks(r, r.filters.filter_bytes));
+    j.Field("filter_and_index_bytes_per_million_links",
+            PerMillionLinks(r, r.filters.filter_and_index_bytes));
     j.Field("measured_fp_rate", r.filters.measured_fp_rate);
     j.Field("theoretical_fp_rate", r.filters.theoretical_fp_rate);
     j.EndObject();
@@ -408,7 +468,16 @@ Status WriteJson(const std::string& path, const ReportContext& context,
       j.Field("ops", p.ops);
       j.Field("seconds", p.seconds);
       j.Field("cpu_seconds", p.cpu_seconds);
+      j.Field("passes", p.passes);
       j.Field("ops_per_sec", p.ops_per_sec());
+      if (!p.repetitions.empty()) {
+        j.Field("ops_per_sec_median", p.ops_per_sec());
+        j.Field("ops_per_sec_min",
+                *std::min_element(p.repetitions.begin(), p.repetitions.end()));
+        j.Field("ops_per_sec_max",
+                *std::max_element(p.repetitions.begin(), p.repetitions.end()));
+        j.Field("repetitions", p.repetitions);
+      }
       j.Key("latency_us");
       j.BeginObject();
       j.Field("mean", p.latency_ns.mean() / 1000);

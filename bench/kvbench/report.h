@@ -24,11 +24,22 @@ struct RunResult {
   double bits_per_key = 0;  // 0: filters off
   std::string description;
   std::vector<PhaseResult> phases;
-  double settle_seconds = 0;  // flush (+ compaction) before reads
+  double settle_seconds = 0;  // flush + compaction before reads
+  std::string settle_mode;    // "background" or "compact"
+  // Live files per level (level 0 first) in the shape reads were measured
+  // in, i.e. after the first settle.
+  std::vector<int> files_per_level;
+  // The same after the last phase: an engine may reshape its store while
+  // reads run (LevelDB compacts files that lookups probe in vain).
+  std::vector<int> files_per_level_end;
   FilterSummary filters;      // after the last phase
   uint64_t disk_bytes = 0;    // files in the store's directory at the end
   uint64_t rss_at_start = 0;  // process RSS when the run began
-  uint64_t peak_rss = 0;      // VmHWM during the run (reset at its start)
+  // VmHWM of the whole process, reset before each of this run's phases, at
+  // its highest: other engines' stores are open at the same time, so it
+  // includes their resident memory as well.
+  uint64_t peak_rss = 0;
+  uint64_t open_fds = 0;  // descriptors of files in its directory, at the end
   std::optional<uint64_t> engine_memory;
   uint64_t user_bytes_written = 0;  // keys + values given to the engine
   uint64_t file_bytes_written = 0;  // bytes appended to its files
@@ -57,6 +68,8 @@ struct SweepPoint {
 struct ReportContext {
   std::vector<std::pair<std::string, std::string>> flags;  // name, value
   std::string command_line;
+  uint64_t peak_rss = 0;  // VmHWM of the process since start, at the end
+  uint64_t open_fds = 0;  // all of the process's descriptors, at the end
 };
 
 // Figures derived from a phase's counter deltas, per operation.
@@ -72,6 +85,9 @@ struct PhaseFigures {
   uint64_t read_bytes = 0;
 };
 PhaseFigures Figures(const PhaseResult& p);
+
+// "L0 3, L1 5, L2 41" (trailing empty levels left out; "none" if empty).
+std::string FormatFilesPerLevel(const std::vector<int>& files);
 
 void PrintTable(FILE* out, const std::vector<RunResult>& runs);
 // Lookups/s per thread count, per lookup phase that ran with several.

@@ -189,6 +189,9 @@ class RocksDbEngine : public Engine {
     o.env = env_.get();
     o.statistics = stats_;
     o.write_buffer_size = options_.write_buffer_bytes;
+    if (options_.max_open_files > 0) {
+      o.max_open_files = options_.max_open_files;
+    }
     rocksdb::BlockBasedTableOptions t;
     if (options_.bits_per_key > 0) {
       t.filter_policy.reset(
@@ -214,7 +217,10 @@ class RocksDbEngine : public Engine {
                 : std::string("no filter")) +
            ", block cache " + std::to_string(options_.block_cache_bytes >> 20) +
            " MiB, default compression (" + compression_ +
-           "), 4 KiB blocks, leveled compaction";
+           "), 4 KiB blocks, leveled compaction" +
+           (options_.max_open_files > 0
+                ? ", max_open_files " + std::to_string(options_.max_open_files)
+                : "");
   }
 
   Status Put(const Slice& key, const Slice& value) override {
@@ -252,6 +258,32 @@ class RocksDbEngine : public Engine {
     return FromRocksDb(
         db_->CompactRange(rocksdb::CompactRangeOptions(), nullptr, nullptr));
   }
+  Status WaitForCompactions(double timeout_seconds) override {
+    return PollUntil(
+        [this] {
+          for (const char* p :
+               {"rocksdb.compaction-pending", "rocksdb.num-running-compactions",
+                "rocksdb.mem-table-flush-pending",
+                "rocksdb.num-running-flushes"}) {
+            uint64_t v = 0;
+            if (!db_->GetIntProperty(p, &v) || v != 0) return false;
+          }
+          return true;
+        },
+        timeout_seconds, "rocksdb");
+  }
+  std::vector<int> FilesPerLevel() override {
+    std::vector<int> files;
+    for (int level = 0; level < db_->NumberLevels(); level++) {
+      std::string v;
+      if (!db_->GetProperty(
+              "rocksdb.num-files-at-level" + std::to_string(level), &v)) {
+        break;
+      }
+      files.push_back(std::stoi(v));
+    }
+    return files;
+  }
 
   EngineCounters Counters() override {
     EngineCounters c;
@@ -275,14 +307,13 @@ class RocksDbEngine : public Engine {
       for (const auto& [name, p] : props) filter_bytes += p->filter_size;
       f.filter_bytes = filter_bytes;
     }
-    for (int level = 0; level < 7; level++) {
-      std::string v;
-      if (db_->GetProperty("rocksdb.num-files-at-level" + std::to_string(level),
-                           &v)) {
-        f.files += std::stoull(v);
-        if (level == 0) f.files_at_level0 = std::stoull(v);
-      }
+    uint64_t readers = 0;
+    if (db_->GetIntProperty("rocksdb.estimate-table-readers-mem", &readers)) {
+      f.filter_and_index_bytes = readers;
     }
+    const std::vector<int> files = FilesPerLevel();
+    for (int n : files) f.files += n;
+    if (!files.empty()) f.files_at_level0 = files[0];
     const uint64_t useful =
         stats_->getTickerCount(rocksdb::BLOOM_FILTER_USEFUL);
     const uint64_t fp =

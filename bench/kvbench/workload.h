@@ -25,8 +25,11 @@
 namespace bloomkv::bench {
 
 struct WorkloadConfig {
-  uint64_t num = 1000000;      // codes issued and written by fill
-  uint64_t reads = 1000000;    // lookups per read phase
+  uint64_t num = 1000000;    // codes issued and written by fill
+  uint64_t reads = 1000000;  // probes drawn per read phase
+  // A lookup phase repeats its probes until it has run this long, so that a
+  // fast phase is not over before the figures mean anything.
+  double min_seconds = 0;
   uint64_t writes = 0;         // overwrite operations; 0: num
   uint64_t deletes = 0;        // delete operations; 0: num / 10
   uint64_t scans = 10000;      // range scans
@@ -40,6 +43,7 @@ struct WorkloadConfig {
 struct PhaseResult {
   std::string name;
   uint64_t ops = 0;
+  uint64_t passes = 1;  // lookup phases: times the probes were run (min)
   double seconds = 0;
   double cpu_seconds = 0;  // CPU time of the client threads, summed
   Histogram latency_ns;
@@ -50,6 +54,9 @@ struct PhaseResult {
   uint64_t user_bytes = 0;  // key + value bytes written by the phase
   EngineCounters before, after;
   ProcIo io_before, io_after;
+  // Lookups/s of every repetition of this phase (--repeat), in run order;
+  // the other figures are those of the median repetition.
+  std::vector<double> repetitions;
 
   double ops_per_sec() const { return seconds > 0 ? ops / seconds : 0; }
   double ops_per_cpu_sec() const {
@@ -95,7 +102,9 @@ class Workload {
               uint64_t ops, ThreadState* state);
   // Lookup phases run in three steps, so that the phase's wall time (and so
   // its lookups/s) measures the engine, not the benchmark: draw every probe
-  // first, then time the lookups back to back, then verify what they found.
+  // first, then time the lookups back to back (repeating them until
+  // min_seconds have passed), then verify what the last pass found; an
+  // earlier pass that found a different set counts as a verify error.
   void PlanLookups(const std::string& phase, uint64_t ops, ThreadState* st);
   void RunLookups(Engine* engine, ThreadState* st);
   void VerifyLookups(ThreadState* st);

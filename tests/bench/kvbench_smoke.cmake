@@ -1,0 +1,129 @@
+# kvbench smoke test (ctest bench.kvbench_smoke): runs a tiny kvbench and
+# checks that its JSON report holds what the benchmark protocol relies on,
+# so the harness cannot break silently. Checks no timing, only structure:
+#   - every run succeeded and verified every lookup;
+#   - each read phase has a median and min-max over --repeat repetitions
+#     (min <= median <= max) and ran its probes at least once;
+#   - each store records its shape (files per level) and open descriptors;
+#   - --settle=background leaves level-0 files, --settle=compact none.
+# Usage: cmake -DKVBENCH=<kvbench> -DWORK_DIR=<scratch dir> -P kvbench_smoke.cmake
+cmake_minimum_required(VERSION 3.19)  # string(JSON)
+
+set(kRepeat 3)
+
+function(fail msg)
+  message(FATAL_ERROR "kvbench smoke: ${msg}")
+endfunction()
+
+function(json_get out json)
+  string(JSON value ERROR_VARIABLE err GET "${json}" ${ARGN})
+  if(err)
+    fail("${ARGN}: ${err}")
+  endif()
+  set(${out} "${value}" PARENT_SCOPE)
+endfunction()
+
+# Runs kvbench with the given arguments and checks its report; the bloomkv
+# stores' level-0 file counts end up in ${level0_out}.
+function(run_and_check name level0_out)
+  set(json_file "${WORK_DIR}/${name}.json")
+  file(REMOVE "${json_file}")
+  execute_process(
+    COMMAND "${KVBENCH}" --num=20000 --reads=2000 --min_seconds=0.05
+            --repeat=${kRepeat} --write_buffer_mb=1 --db=${WORK_DIR}/${name}
+            --json=${json_file} ${ARGN}
+    RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    fail("${name}: kvbench exited with ${rc}\n${out}\n${err}")
+  endif()
+  string(FIND "${out}" "min-max" table_has_range)
+  if(table_has_range LESS 0)
+    fail("${name}: the table has no min-max column\n${out}")
+  endif()
+  file(READ "${json_file}" json)
+  json_get(runs "${json}" runs)
+  string(JSON num_runs LENGTH "${runs}")
+  if(num_runs EQUAL 0)
+    fail("${name}: no runs in the report")
+  endif()
+  set(level0 "")
+  math(EXPR last_run "${num_runs} - 1")
+  foreach(i RANGE ${last_run})
+    json_get(engine "${json}" runs ${i} engine)
+    json_get(error "${json}" runs ${i} error)
+    if(NOT error STREQUAL "")
+      fail("${name}: ${engine}: ${error}")
+    endif()
+    json_get(shape "${json}" runs ${i} files_per_level)
+    string(JSON levels LENGTH "${shape}")
+    if(levels EQUAL 0)
+      fail("${name}: ${engine} recorded no shape")
+    endif()
+    json_get(files0 "${json}" runs ${i} files_per_level 0)
+    if(engine STREQUAL "bloomkv")
+      list(APPEND level0 ${files0})
+    endif()
+    json_get(fds "${json}" runs ${i} open_fds)
+    json_get(phases "${json}" runs ${i} phases)
+    string(JSON num_phases LENGTH "${phases}")
+    math(EXPR last_phase "${num_phases} - 1")
+    set(read_phases 0)
+    foreach(p RANGE ${last_phase})
+      json_get(phase "${json}" runs ${i} phases ${p} name)
+      json_get(verify_errors "${json}" runs ${i} phases ${p} verify_errors)
+      if(NOT verify_errors EQUAL 0)
+        fail("${name}: ${engine} ${phase}: ${verify_errors} verify errors")
+      endif()
+      if(phase STREQUAL "fill")
+        continue()
+      endif()
+      math(EXPR read_phases "${read_phases} + 1")
+      json_get(median "${json}" runs ${i} phases ${p} ops_per_sec_median)
+      json_get(min "${json}" runs ${i} phases ${p} ops_per_sec_min)
+      json_get(max "${json}" runs ${i} phases ${p} ops_per_sec_max)
+      json_get(reps "${json}" runs ${i} phases ${p} repetitions)
+      json_get(passes "${json}" runs ${i} phases ${p} passes)
+      string(JSON num_reps LENGTH "${reps}")
+      if(NOT num_reps EQUAL kRepeat)
+        fail("${name}: ${engine} ${phase}: ${num_reps} repetitions, not ${kRepeat}")
+      endif()
+      # Compared as text-converted numbers: CMake's if() compares floats.
+      if(min GREATER median OR median GREATER max OR NOT min GREATER 0)
+        fail("${name}: ${engine} ${phase}: not min ${min} <= median ${median} <= max ${max}")
+      endif()
+      if(passes LESS 1)
+        fail("${name}: ${engine} ${phase}: probes never ran")
+      endif()
+    endforeach()
+    if(read_phases EQUAL 0)
+      fail("${name}: ${engine} ran no read phase")
+    endif()
+  endforeach()
+  json_get(process_rss "${json}" process peak_rss)
+  if(NOT process_rss GREATER 0)
+    fail("${name}: no process peak RSS")
+  endif()
+  set(${level0_out} "${level0}" PARENT_SCOPE)
+endfunction()
+
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+
+# Every engine built in, filters on and off taking turns.
+run_and_check(background level0 --compare)
+foreach(n ${level0})
+  if(n LESS 1)
+    fail("--settle=background left no level-0 file in a bloomkv store")
+  endif()
+endforeach()
+
+run_and_check(compact level0 --engines=bloomkv --settle=compact
+              --benchmarks=fill,readmiss)
+foreach(n ${level0})
+  if(NOT n EQUAL 0)
+    fail("--settle=compact left ${n} level-0 files in a bloomkv store")
+  endif()
+endforeach()
+
+file(REMOVE_RECURSE "${WORK_DIR}")
+message(STATUS "kvbench smoke: OK")

@@ -11,8 +11,9 @@
 
 namespace bloomkv {
 
-Block::Block(ConstructionKey, std::string contents, std::string file_name,
-             uint64_t offset, uint32_t restarts_offset, uint32_t num_restarts)
+Block::Block(ConstructionKey, std::string contents,
+             std::shared_ptr<const std::string> file_name, uint64_t offset,
+             uint32_t restarts_offset, uint32_t num_restarts)
     : contents_(std::move(contents)),
       file_name_(std::move(file_name)),
       offset_(offset),
@@ -21,6 +22,14 @@ Block::Block(ConstructionKey, std::string contents, std::string file_name,
 
 Status Block::Parse(std::string contents, const std::string& file_name,
                     uint64_t offset, std::shared_ptr<const Block>* block) {
+  return Parse(std::move(contents),
+               std::make_shared<const std::string>(file_name), offset, block);
+}
+
+Status Block::Parse(std::string contents,
+                    std::shared_ptr<const std::string> file_name_ptr,
+                    uint64_t offset, std::shared_ptr<const Block>* block) {
+  const std::string& file_name = *file_name_ptr;
   const size_t size = contents.size();
   if (size < sizeof(uint32_t) || size > std::numeric_limits<uint32_t>::max()) {
     return CorruptionAt(file_name, "bad block size " + std::to_string(size),
@@ -43,8 +52,8 @@ Status Block::Parse(std::string contents, const std::string& file_name,
                         offset);
   }
   *block = std::make_shared<const Block>(ConstructionKey(), std::move(contents),
-                                         file_name, offset, restarts_offset,
-                                         num_restarts);
+                                         std::move(file_name_ptr), offset,
+                                         restarts_offset, num_restarts);
   return Status::OK();
 }
 
@@ -117,7 +126,7 @@ inline int CompareInternalKeysInline(const char* a, size_t an, const char* b,
 }  // namespace
 
 Status Block::CorruptionInBlock(const std::string& what, uint32_t at) const {
-  return CorruptionAt(file_name_,
+  return CorruptionAt(*file_name_,
                       what + " at byte " + std::to_string(at) + " of block",
                       offset_);
 }

@@ -63,6 +63,12 @@ class Block {
   // in its file) name the block in error messages.
   static Status Parse(std::string contents, const std::string& file_name,
                       uint64_t offset, std::shared_ptr<const Block>* block);
+  // The same with a name shared by every block of one file, so that reading
+  // a block does not allocate a copy of the name.
+  // REQUIRES: file_name is not null.
+  static Status Parse(std::string contents,
+                      std::shared_ptr<const std::string> file_name,
+                      uint64_t offset, std::shared_ptr<const Block>* block);
 
   // Only Parse can name a ConstructionKey; the constructor is public for
   // std::make_shared, which puts the block and its reference count in one
@@ -71,15 +77,16 @@ class Block {
     friend class Block;
     ConstructionKey() = default;
   };
-  Block(ConstructionKey, std::string contents, std::string file_name,
-        uint64_t offset, uint32_t restarts_offset, uint32_t num_restarts);
+  Block(ConstructionKey, std::string contents,
+        std::shared_ptr<const std::string> file_name, uint64_t offset,
+        uint32_t restarts_offset, uint32_t num_restarts);
 
   Block(const Block&) = delete;
   Block& operator=(const Block&) = delete;
 
   // Bytes of memory the block holds, for cache charging.
   size_t size() const { return contents_.size(); }
-  const std::string& file_name() const { return file_name_; }
+  const std::string& file_name() const { return *file_name_; }
   uint64_t offset() const { return offset_; }
 
   // Point lookup: finds the first entry whose key is >= target (internal-key
@@ -104,7 +111,7 @@ class Block {
   Status CorruptionInBlock(const std::string& what, uint32_t at) const;
 
   const std::string contents_;
-  const std::string file_name_;
+  const std::shared_ptr<const std::string> file_name_;
   const uint64_t offset_;
   const uint32_t restarts_offset_;  // where the restart array starts
   const uint32_t num_restarts_;     // >= 1

@@ -156,6 +156,13 @@ void AppendBlockTrailer(const Slice& payload, CompressionType type,
   PutFixed32(dst, crc);
 }
 
+namespace {
+// Blocks up to this size, trailer included, are read into a buffer on the
+// stack when the file copies what it reads (pread): every data block of the
+// default 4 KiB block size. Larger ones (index, filter) go to the heap.
+constexpr size_t kStackScratchSize = 8 << 10;
+}  // namespace
+
 Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
                  const BlockHandle& handle, bool verify_checksum,
                  std::string* contents, uint64_t* bytes_read) {
@@ -163,10 +170,18 @@ Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
     return CorruptionAt(file_name, "block handle too large", handle.offset);
   }
   const size_t n = static_cast<size_t>(handle.size);
-  std::string buf;
-  buf.resize(n + kBlockTrailerSize);
+  // A mapped file returns its own bytes and ignores the scratch; whichever
+  // way they come, they are checksummed where they lie and copied once, into
+  // *contents (decompressed on the way when compressed).
+  char stack_scratch[kStackScratchSize];
+  std::string heap_scratch;
+  char* scratch = stack_scratch;
+  if (n + kBlockTrailerSize > sizeof(stack_scratch)) {
+    heap_scratch.resize(n + kBlockTrailerSize);
+    scratch = heap_scratch.data();
+  }
   Slice got;
-  Status s = file->Read(handle.offset, n + kBlockTrailerSize, &got, buf.data());
+  Status s = file->Read(handle.offset, n + kBlockTrailerSize, &got, scratch);
   if (!s.ok()) return s;
   if (bytes_read != nullptr) *bytes_read += got.size();
   if (got.size() != n + kBlockTrailerSize) {
@@ -175,8 +190,7 @@ Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
         "truncated block read (size " + std::to_string(handle.size) + ")",
         handle.offset);
   }
-  if (got.data() != buf.data()) buf.assign(got.data(), got.size());
-  const char* p = buf.data();
+  const char* p = got.data();
   if (verify_checksum) {
     const uint32_t stored = DecodeFixed32(p + n + 1);
     if (stored != BlockChecksum(p, n + 1)) {
@@ -188,8 +202,12 @@ Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
   }
   switch (static_cast<CompressionType>(static_cast<uint8_t>(p[n]))) {
     case CompressionType::kNone:
-      buf.resize(n);
-      *contents = std::move(buf);
+      if (!heap_scratch.empty() && p == heap_scratch.data()) {
+        heap_scratch.resize(n);
+        *contents = std::move(heap_scratch);
+      } else {
+        contents->assign(p, n);
+      }
       return Status::OK();
     case CompressionType::kLZ4: {
       uint32_t raw_size;
@@ -204,15 +222,14 @@ Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
       if (compressed > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) {
         return CorruptionAt(file_name, "LZ4 block too large", handle.offset);
       }
-      std::string out;
-      out.resize(raw_size);
+      contents->resize(raw_size);
       const int got_raw =
-          LZ4_decompress_safe(q, out.data(), static_cast<int>(compressed),
+          LZ4_decompress_safe(q, contents->data(), static_cast<int>(compressed),
                               static_cast<int>(raw_size));
       if (got_raw < 0 || static_cast<uint32_t>(got_raw) != raw_size) {
+        contents->clear();
         return CorruptionAt(file_name, "corrupt LZ4 block", handle.offset);
       }
-      *contents = std::move(out);
       return Status::OK();
     }
   }

@@ -49,6 +49,8 @@ class LookupKey {
 struct SegmentReader::Rep {
   SegmentReaderOptions options;
   std::string file_name;
+  // file_name again, shared with every data block read (no copy per block).
+  std::shared_ptr<const std::string> shared_file_name;
   std::unique_ptr<RandomAccessFile> file;
   uint64_t file_size = 0;
   Footer footer;
@@ -100,7 +102,7 @@ struct SegmentReader::Rep {
       stats->bytes_read += bytes;
     }
     if (s.ok())
-      s = Block::Parse(std::move(contents), file_name, h.offset, block);
+      s = Block::Parse(std::move(contents), shared_file_name, h.offset, block);
     if (!s.ok()) return s;
     if (insert) {
       cache->Insert(key, *block,
@@ -154,6 +156,7 @@ Status SegmentReader::Open(const SegmentReaderOptions& options,
   auto rep = std::make_unique<Rep>();
   rep->options = options;
   rep->file_name = file_name;
+  rep->shared_file_name = std::make_shared<const std::string>(file_name);
   rep->file = std::move(file);
   rep->file_size = file_size;
 

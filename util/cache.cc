@@ -103,10 +103,18 @@ void Cache::Insert(const CacheKey& key, std::shared_ptr<const void> value,
                    size_t charge) {
   Shard& s = shards_[ShardIndex(key, shard_bits_)];
   std::lock_guard<std::mutex> guard(s.mu);
-  auto found = s.index.find(key);
-  if (found != s.index.end()) s.EraseLocked(&found->second);
-  if (charge > s.capacity) return;
-  Shard::Entry* e = &s.index[key];
+  if (charge > s.capacity) {
+    auto found = s.index.find(key);
+    if (found != s.index.end()) s.EraseLocked(&found->second);
+    return;
+  }
+  // One hash lookup: a new node, or the old entry replaced in place.
+  auto [it, inserted] = s.index.try_emplace(key);
+  Shard::Entry* e = &it->second;
+  if (!inserted) {
+    s.usage -= e->charge;
+    Shard::Unlink(e);
+  }
   e->key = key;
   e->value = std::move(value);
   e->charge = charge;

@@ -1,13 +1,30 @@
-// The POSIX Env: files through open/pread/write/fsync, locks through fcntl.
+// The POSIX Env: files through open/pread/mmap/write/fsync, locks through
+// fcntl.
+//
+// Random-access files are mapped into memory (PosixMmapFile) while the Env's
+// MmapLimiter allows, else read with pread (PosixRandomAccessFile). A mapped
+// read hands out a pointer into the mapping: no system call, no copy. The
+// mapping covers the file's size when it was opened, so reads past that size
+// come back short exactly as pread's do at the end of the file. What a
+// mapping cannot guard against is the file shrinking under it (another
+// process truncating it): touching a page past the new end raises SIGBUS.
+// Segment files are written once and only ever deleted (unlinking keeps the
+// mapped pages alive), so this needs someone else to damage the database
+// while it is open; EnvOptions::use_mmap_reads turns mapping off for such
+// environments.
 //
 // Thread-safety: PosixEnv is thread-safe. PosixRandomAccessFile uses pread,
-// which has no shared file offset, so one file serves concurrent readers.
+// which has no shared file offset, and PosixMmapFile only reads its mapping,
+// so one file serves concurrent readers.
 // PosixLogger is thread-safe: each line is one write(2) to an O_APPEND file.
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -79,6 +96,15 @@ class PosixRandomAccessFile final : public RandomAccessFile {
 
   Status Read(uint64_t offset, size_t n, Slice* result,
               char* scratch) const override {
+    // An offset off_t cannot hold lies past the end of any file: nothing to
+    // read there, as for any other offset past the end (pread would fail).
+    constexpr auto kMaxOff =
+        static_cast<uint64_t>(std::numeric_limits<off_t>::max());
+    if (offset > kMaxOff) {
+      *result = Slice(scratch, 0);
+      return Status::OK();
+    }
+    n = static_cast<size_t>(std::min<uint64_t>(n, kMaxOff - offset));
     size_t done = 0;
     while (done < n) {
       ssize_t r = ::pread(fd_, scratch + done, n - done,
@@ -99,6 +125,52 @@ class PosixRandomAccessFile final : public RandomAccessFile {
  private:
   const std::string fname_;
   const int fd_;
+};
+
+// Counts down the files an Env may still map. Thread-safe.
+class MmapLimiter {
+ public:
+  explicit MmapLimiter(int max_files) : available_(max_files) {}
+  MmapLimiter(const MmapLimiter&) = delete;
+  MmapLimiter& operator=(const MmapLimiter&) = delete;
+
+  // True if one more file may be mapped; pair it with Release().
+  bool Acquire() {
+    if (available_.fetch_sub(1, std::memory_order_relaxed) > 0) return true;
+    available_.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  void Release() { available_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int> available_;
+};
+
+// A whole file mapped read-only. REQUIRES: limiter outlives the file.
+class PosixMmapFile final : public RandomAccessFile {
+ public:
+  PosixMmapFile(const char* base, size_t length, MmapLimiter* limiter)
+      : base_(base), length_(length), limiter_(limiter) {}
+  ~PosixMmapFile() override {
+    ::munmap(const_cast<char*>(base_), length_);
+    limiter_->Release();
+  }
+
+  Status Read(uint64_t offset, size_t n, Slice* result,
+              char* /*scratch*/) const override {
+    if (offset >= length_) {
+      *result = Slice();
+    } else {
+      const size_t at = static_cast<size_t>(offset);
+      *result = Slice(base_ + at, std::min(n, length_ - at));
+    }
+    return Status::OK();
+  }
+
+ private:
+  const char* const base_;
+  const size_t length_;
+  MmapLimiter* const limiter_;
 };
 
 // Buffers small appends so that a WAL of many tiny records does not make a
@@ -226,8 +298,15 @@ class PosixFileLock final : public FileLock {
   const std::string fname;
 };
 
+constexpr int kMaxMmapFilesLimit = 1000000;
+
 class PosixEnv final : public Env {
  public:
+  explicit PosixEnv(const EnvOptions& options)
+      : use_mmap_reads_(options.use_mmap_reads),
+        mmap_limiter_(
+            std::clamp(options.max_mmap_files, 0, kMaxMmapFilesLimit)) {}
+
   Status NewSequentialFile(const std::string& fname,
                            std::unique_ptr<SequentialFile>* result) override {
     int fd = ::open(fname.c_str(), O_RDONLY | O_CLOEXEC);
@@ -241,6 +320,25 @@ class PosixEnv final : public Env {
       std::unique_ptr<RandomAccessFile>* result) override {
     int fd = ::open(fname.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return PosixError(fname, errno);
+    if (use_mmap_reads_ && mmap_limiter_.Acquire()) {
+      // An empty file cannot be mapped, and a failed mapping (no address
+      // space, a file system without mmap) is no reason to fail: both are
+      // read with pread instead.
+      struct ::stat st;
+      if (::fstat(fd, &st) == 0 && st.st_size > 0 &&
+          static_cast<uint64_t>(st.st_size) <=
+              std::numeric_limits<size_t>::max()) {
+        const size_t length = static_cast<size_t>(st.st_size);
+        void* base = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
+        if (base != MAP_FAILED) {
+          ::close(fd);  // the mapping stays valid without the descriptor
+          *result = std::make_unique<PosixMmapFile>(
+              static_cast<const char*>(base), length, &mmap_limiter_);
+          return Status::OK();
+        }
+      }
+      mmap_limiter_.Release();
+    }
     *result = std::make_unique<PosixRandomAccessFile>(fname, fd);
     return Status::OK();
   }
@@ -401,6 +499,8 @@ class PosixEnv final : public Env {
   }
 
  private:
+  const bool use_mmap_reads_;
+  MmapLimiter mmap_limiter_;
   std::mutex mu_;
   std::set<std::string> locked_ GUARDED_BY(mu_);
 };
@@ -408,8 +508,13 @@ class PosixEnv final : public Env {
 }  // namespace
 
 Env* Env::Default() {
-  static PosixEnv* env = new PosixEnv;  // Never deleted: outlives all users.
+  // Never deleted: outlives all users.
+  static PosixEnv* env = new PosixEnv(EnvOptions());
   return env;
+}
+
+std::unique_ptr<Env> NewPosixEnv(const EnvOptions& options) {
+  return std::make_unique<PosixEnv>(options);
 }
 
 }  // namespace bloomkv

@@ -2,7 +2,9 @@
 //
 // Tests and benchmarks wrap an Env (see EnvWrapper) to inject faults, drop
 // unsynced data or count every read that reaches a file. Env::Default() is a
-// POSIX implementation whose random reads use pread(2).
+// POSIX implementation that maps random-access files into memory (mmap) and
+// falls back to pread(2) beyond a bound; NewPosixEnv makes one with other
+// EnvOptions, e.g. without mapped reads.
 //
 // Thread-safety: Env methods are thread-safe. A RandomAccessFile may be read
 // by many threads at once, and so may a Logger. SequentialFile and
@@ -95,6 +97,25 @@ class Logger {
   // Writes one line, formatted like vprintf(format, ap); a trailing newline
   // is optional.
   virtual void Logv(const char* format, va_list ap) = 0;
+};
+
+// How a POSIX Env (NewPosixEnv) reads files.
+struct EnvOptions {
+  // Map files opened with NewRandomAccessFile (segment files) into memory
+  // while fewer than max_mmap_files are mapped, so that a block read is a
+  // memory access instead of a pread(2) system call and a copy. Their reads
+  // then return data the file owns (RandomAccessFile::Read). A file's size
+  // is taken when it is opened: bytes appended later are not read, and a
+  // file truncated while mapped makes reads of the lost pages fault
+  // (SIGBUS). bloomkv never changes a segment file once written; turn this
+  // off if another process may truncate them. Default: true on 64-bit
+  // systems, false elsewhere (address space is scarce).
+  bool use_mmap_reads = sizeof(void*) >= 8;
+
+  // Files mapped at once by this Env; beyond it files are read with
+  // pread(2) (each mapped file also keeps no file descriptor open).
+  // Default: 1000. Range: [0, 1000000].
+  int max_mmap_files = 1000;
 };
 
 class Env {
@@ -222,6 +243,11 @@ class EnvWrapper : public Env {
  private:
   Env* const target_;
 };
+
+// A new POSIX Env with these options. Env::Default() is one with the default
+// options; an Env made here may be used (as Options::env) wherever it is.
+// REQUIRES: the returned Env outlives every database and file using it.
+std::unique_ptr<Env> NewPosixEnv(const EnvOptions& options);
 
 // Reads the whole file into *data.
 Status ReadFileToString(Env* env, const std::string& fname, std::string* data);

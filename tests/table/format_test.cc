@@ -108,21 +108,33 @@ TEST(FormatTest, FooterEveryByteFlipDetected) {
                   .IsCorruption());
 }
 
-// Writes raw as one block under `type` and reads it back.
+// The ReadBlock tests run against a file that copies what it reads (pread)
+// and one that hands out its own bytes (a mapped file).
+class ReadBlockTest : public testing::TestWithParam<test::ReadMode> {};
+
+INSTANTIATE_TEST_SUITE_P(
+    Modes, ReadBlockTest,
+    testing::Values(test::ReadMode::kCopy, test::ReadMode::kInPlace),
+    [](const testing::TestParamInfo<test::ReadMode>& info) {
+      return test::ReadModeName(info.param);
+    });
+
+// Writes raw as one block under `type` and reads it back through a file
+// read in `mode`.
 Status RoundTripBlock(const std::string& raw, CompressionType type,
-                      CompressionType* used, std::string* file,
-                      std::string* out) {
+                      test::ReadMode mode, CompressionType* used,
+                      std::string* file, std::string* out) {
   std::string payload;
   *used = CompressBlock(raw, type, &payload);
   file->assign("xyz");  // the block does not start at offset 0
   file->append(payload);
   AppendBlockTrailer(payload, *used, file);
-  test::StringSource src(*file);
+  test::StringSource src(*file, nullptr, mode);
   return ReadBlock(&src, "b.seg", BlockHandle{3, payload.size()}, true, out,
                    nullptr);
 }
 
-TEST(FormatTest, CompressionRoundTrip) {
+TEST_P(ReadBlockTest, CompressionRoundTrip) {
   const std::string compressible(10000, 'x');
   std::string random(10000, '\0');
   std::mt19937 rng(1);
@@ -132,7 +144,8 @@ TEST(FormatTest, CompressionRoundTrip) {
          {&compressible, static_cast<const std::string*>(&random)}) {
       CompressionType used;
       std::string file, out;
-      ASSERT_TRUE(RoundTripBlock(*raw, type, &used, &file, &out).ok());
+      ASSERT_TRUE(
+          RoundTripBlock(*raw, type, GetParam(), &used, &file, &out).ok());
       EXPECT_EQ(out, *raw);
       const bool expect_lz4 =
           type == CompressionType::kLZ4 && raw == &compressible;
@@ -146,18 +159,45 @@ TEST(FormatTest, CompressionRoundTrip) {
   CompressionType used;
   std::string file, out;
   ASSERT_TRUE(
-      RoundTripBlock("", CompressionType::kLZ4, &used, &file, &out).ok());
+      RoundTripBlock("", CompressionType::kLZ4, GetParam(), &used, &file, &out)
+          .ok());
   EXPECT_EQ(out, "");
 }
 
-TEST(FormatTest, ChecksumMismatchNamesFileAndOffset) {
+// Blocks are read into a buffer on the stack or the heap depending on their
+// size; every size around the switch, stored raw or compressed, reads back
+// whole, also into an output string that held a larger block before.
+TEST_P(ReadBlockTest, SizesAroundTheReadBufferSwitch) {
+  std::mt19937 rng(5);
+  std::string out(50000, '#');
+  for (size_t size : {size_t{0}, size_t{1}, size_t{4096}, size_t{8180},
+                      size_t{8186}, size_t{8187}, size_t{8188}, size_t{8192},
+                      size_t{8200}, size_t{16384}, size_t{40000}}) {
+    for (CompressionType type :
+         {CompressionType::kNone, CompressionType::kLZ4}) {
+      std::string raw(size, '\0');
+      // Half random, half repeated: LZ4 keeps it, and the raw store works.
+      for (size_t i = 0; i < size; i++) {
+        raw[i] = i < size / 2 ? static_cast<char>(rng()) : 'r';
+      }
+      CompressionType used;
+      std::string file;
+      ASSERT_TRUE(
+          RoundTripBlock(raw, type, GetParam(), &used, &file, &out).ok())
+          << size;
+      ASSERT_EQ(out, raw) << size << " " << static_cast<int>(type);
+    }
+  }
+}
+
+TEST_P(ReadBlockTest, ChecksumMismatchNamesFileAndOffset) {
   CompressionType used;
   std::string file, out;
   ASSERT_TRUE(RoundTripBlock(std::string(500, 'q'), CompressionType::kNone,
-                             &used, &file, &out)
+                             GetParam(), &used, &file, &out)
                   .ok());
   file[10] ^= 1;
-  test::StringSource src(file);
+  test::StringSource src(file, nullptr, GetParam());
   Status s =
       ReadBlock(&src, "000012.seg", BlockHandle{3, 500}, true, &out, nullptr);
   EXPECT_TRUE(s.IsCorruption());
@@ -169,8 +209,8 @@ TEST(FormatTest, ChecksumMismatchNamesFileAndOffset) {
           .ok());
 }
 
-TEST(FormatTest, TruncatedBlockRead) {
-  test::StringSource src("0123456789");
+TEST_P(ReadBlockTest, TruncatedBlockRead) {
+  test::StringSource src("0123456789", nullptr, GetParam());
   std::string out;
   uint64_t bytes = 0;
   Status s = ReadBlock(&src, "t.seg", BlockHandle{4, 10}, true, &out, &bytes);
@@ -181,14 +221,14 @@ TEST(FormatTest, TruncatedBlockRead) {
 
 // A well-checksummed block whose LZ4 payload lies: bad size header, bad
 // stream, unknown compression type. All must be Corruption, not a crash.
-TEST(FormatTest, MalformedCompressedPayloads) {
+TEST_P(ReadBlockTest, MalformedCompressedPayloads) {
   std::string lz4;
   ASSERT_EQ(CompressBlock(std::string(4000, 'a'), CompressionType::kLZ4, &lz4),
             CompressionType::kLZ4);
-  auto read = [](const std::string& payload, uint8_t type) {
+  auto read = [this](const std::string& payload, uint8_t type) {
     std::string file = payload;
     AppendBlockTrailer(payload, static_cast<CompressionType>(type), &file);
-    test::StringSource src(file);
+    test::StringSource src(file, nullptr, GetParam());
     std::string out;
     return ReadBlock(&src, "m.seg", BlockHandle{0, payload.size()}, true, &out,
                      nullptr);

@@ -40,12 +40,22 @@ class StringSink final : public WritableFile {
   std::string* const dst_;
 };
 
+// How a RandomAccessFile hands out what it reads: copied into the caller's
+// scratch (like pread), or as a pointer to bytes the file owns (like a
+// memory-mapped file). Readers must handle both.
+enum class ReadMode { kCopy, kInPlace };
+
+inline const char* ReadModeName(ReadMode mode) {
+  return mode == ReadMode::kCopy ? "Copy" : "InPlace";
+}
+
 // Reads from a string; counts the reads that reach it.
 class StringSource final : public RandomAccessFile {
  public:
   explicit StringSource(std::string contents,
-                        std::shared_ptr<std::atomic<int>> reads = nullptr)
-      : contents_(std::move(contents)), reads_(std::move(reads)) {}
+                        std::shared_ptr<std::atomic<int>> reads = nullptr,
+                        ReadMode mode = ReadMode::kCopy)
+      : contents_(std::move(contents)), reads_(std::move(reads)), mode_(mode) {}
   Status Read(uint64_t offset, size_t n, Slice* result,
               char* scratch) const override {
     if (reads_ != nullptr) (*reads_)++;
@@ -55,6 +65,10 @@ class StringSource final : public RandomAccessFile {
     }
     const size_t avail = contents_.size() - static_cast<size_t>(offset);
     const size_t len = std::min(n, avail);
+    if (mode_ == ReadMode::kInPlace) {
+      *result = Slice(contents_.data() + offset, len);
+      return Status::OK();
+    }
     std::memcpy(scratch, contents_.data() + offset, len);
     *result = Slice(scratch, len);
     return Status::OK();
@@ -63,6 +77,7 @@ class StringSource final : public RandomAccessFile {
  private:
   const std::string contents_;
   const std::shared_ptr<std::atomic<int>> reads_;
+  const ReadMode mode_;
 };
 
 class ExactFilterPolicy final : public FilterPolicy {

@@ -1,0 +1,112 @@
+// Whole-database reads through a POSIX Env whose segment files are mapped
+// into memory, read with pread, or both (more segments than may be mapped):
+// every key written, overwritten and deleted reads back the same, before and
+// after reopening, from a store with segments on several levels and a block
+// cache far smaller than the data.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+
+#include "bloomkv/db.h"
+#include "bloomkv/env.h"
+#include "tests/testutil/test_util.h"
+
+namespace bloomkv {
+namespace {
+
+struct ReadMode {
+  const char* name;
+  bool use_mmap_reads;
+  int max_mmap_files;
+};
+
+class DBMmapTest : public testing::TestWithParam<ReadMode> {
+ protected:
+  DBMmapTest() {
+    EnvOptions eo;
+    eo.use_mmap_reads = GetParam().use_mmap_reads;
+    eo.max_mmap_files = GetParam().max_mmap_files;
+    env_ = NewPosixEnv(eo);
+    options_.create_if_missing = true;
+    options_.env = env_.get();
+    options_.write_buffer_size = 64 << 10;
+    options_.block_cache_capacity = 32 << 10;
+  }
+
+  void Open() {
+    db_.reset();
+    ASSERT_TRUE(DB::Open(options_, dir_.path(), &db_).ok());
+  }
+
+  // Every key of the model reads back its value; deleted keys are NotFound.
+  void CheckAll(const std::map<std::string, std::string>& model,
+                const std::map<std::string, bool>& deleted) {
+    for (const auto& [key, want] : model) {
+      std::string value;
+      const Status s = db_->Get(ReadOptions(), key, &value);
+      ASSERT_TRUE(s.ok()) << key << ": " << s.ToString();
+      ASSERT_EQ(value, want) << key;
+    }
+    for (const auto& [key, unused] : deleted) {
+      std::string value;
+      ASSERT_TRUE(db_->Get(ReadOptions(), key, &value).IsNotFound()) << key;
+    }
+  }
+
+  std::unique_ptr<Env> env_;
+  test::TempDir dir_;
+  Options options_;
+  std::unique_ptr<DB> db_;
+};
+
+INSTANTIATE_TEST_SUITE_P(Envs, DBMmapTest,
+                         testing::Values(ReadMode{"Mmap", true, 1000},
+                                         ReadMode{"Pread", false, 0},
+                                         ReadMode{"MmapTwoFiles", true, 2}),
+                         [](const testing::TestParamInfo<ReadMode>& info) {
+                           return info.param.name;
+                         });
+
+TEST_P(DBMmapTest, EveryKeyReadsBack) {
+  for (uint64_t seed : test::TestSeeds()) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    db_.reset();
+    ASSERT_TRUE(DestroyDB(dir_.path(), options_).ok());
+    Open();
+    std::mt19937_64 rng(seed);
+    std::map<std::string, std::string> model;
+    std::map<std::string, bool> deleted;
+    auto value_for = [&rng](int i) {
+      std::string v = "https://example.com/" + std::to_string(i) + "/";
+      v.append(20 + rng() % 80, static_cast<char>('a' + rng() % 26));
+      return v;
+    };
+    // Enough data for several flushes and a compaction into level 1, then a
+    // few more flushes, so reads go through level 0 and deeper levels.
+    for (int i = 0; i < 3000; i++) {
+      const std::string key = "k" + std::to_string(rng() % 20000);
+      model[key] = value_for(i);
+      deleted.erase(key);
+      ASSERT_TRUE(db_->Put(WriteOptions(), key, model[key]).ok());
+      if (i % 7 == 0) {
+        const std::string gone = "k" + std::to_string(rng() % 20000);
+        model.erase(gone);
+        deleted[gone] = true;
+        ASSERT_TRUE(db_->Delete(WriteOptions(), gone).ok());
+      }
+      if (i == 1500) {
+        ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+      }
+    }
+    ASSERT_TRUE(db_->Flush().ok());
+    CheckAll(model, deleted);
+    Open();
+    CheckAll(model, deleted);
+  }
+}
+
+}  // namespace
+}  // namespace bloomkv

@@ -1,0 +1,215 @@
+// Tests for the POSIX Env's random-access files, mapped (EnvOptions::
+// use_mmap_reads) and read with pread: both give the same bytes and the same
+// end-of-file behaviour, a mapped file hands out its own bytes, and the bound
+// on mapped files falls back to pread without failing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bloomkv/env.h"
+#include "tests/testutil/test_util.h"
+#include "util/random.h"
+
+namespace bloomkv {
+namespace {
+
+std::unique_ptr<Env> MakeEnv(bool mmap, int max_mmap_files = 1000) {
+  EnvOptions options;
+  options.use_mmap_reads = mmap;
+  options.max_mmap_files = max_mmap_files;
+  return NewPosixEnv(options);
+}
+
+// True when a read of f returned bytes that lie outside the scratch buffer:
+// the file handed out memory it owns, as a mapped file does.
+bool ReadsInPlace(const RandomAccessFile& f) {
+  char scratch[4];
+  Slice r;
+  EXPECT_TRUE(f.Read(0, sizeof(scratch), &r, scratch).ok());
+  EXPECT_FALSE(r.empty());
+  return r.data() != scratch;
+}
+
+class EnvMmapTest : public testing::TestWithParam<bool> {
+ protected:
+  bool mmap() const { return GetParam(); }
+
+  std::unique_ptr<Env> env_ = MakeEnv(GetParam());
+  test::TempDir dir_;
+};
+
+INSTANTIATE_TEST_SUITE_P(ReadModes, EnvMmapTest, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& info) {
+                           return info.param ? "Mmap" : "Pread";
+                         });
+
+TEST_P(EnvMmapTest, RandomReadsAndTheEndOfTheFile) {
+  Random rnd(11);
+  const std::string data = test::RandomBytes(&rnd, 100000);
+  const std::string fname = dir_.File("random");
+  ASSERT_TRUE(WriteStringToFile(env_.get(), data, fname, false).ok());
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env_->NewRandomAccessFile(fname, &f).ok());
+  EXPECT_EQ(ReadsInPlace(*f), mmap());
+  std::string scratch(5000, '\0');
+  for (int i = 0; i < 300; i++) {
+    const uint64_t off = rnd.Uniform(data.size());
+    const size_t n = rnd.Uniform(scratch.size() + 1);
+    Slice r;
+    ASSERT_TRUE(f->Read(off, n, &r, scratch.data()).ok());
+    const size_t want = std::min<size_t>(n, data.size() - off);
+    ASSERT_EQ(Slice(data.data() + off, want), r) << off << " " << n;
+  }
+  // At and past the end: an empty result, not an error.
+  for (uint64_t off : {uint64_t{data.size()}, uint64_t{data.size()} + 1,
+                       uint64_t{1} << 40, ~uint64_t{0}}) {
+    Slice r("garbage");
+    ASSERT_TRUE(f->Read(off, 10, &r, scratch.data()).ok()) << off;
+    EXPECT_TRUE(r.empty()) << off;
+  }
+  // Crossing the end: the bytes that exist.
+  Slice r;
+  ASSERT_TRUE(f->Read(data.size() - 3, 10, &r, scratch.data()).ok());
+  EXPECT_EQ(Slice(data.data() + data.size() - 3, 3), r);
+}
+
+TEST_P(EnvMmapTest, EmptyFileReadsNothing) {
+  const std::string fname = dir_.File("empty");
+  ASSERT_TRUE(WriteStringToFile(env_.get(), "", fname, false).ok());
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env_->NewRandomAccessFile(fname, &f).ok());
+  char scratch[8];
+  Slice r("garbage");
+  ASSERT_TRUE(f->Read(0, sizeof(scratch), &r, scratch).ok());
+  EXPECT_TRUE(r.empty());
+}
+
+TEST_P(EnvMmapTest, MissingFileIsNotFound) {
+  std::unique_ptr<RandomAccessFile> f;
+  EXPECT_TRUE(env_->NewRandomAccessFile(dir_.File("missing"), &f).IsNotFound());
+}
+
+// A mapped file covers the size the file had when it was opened: bytes
+// appended later are not seen (a segment file never grows once written; a
+// reader that saw them could disagree with the size it was told).
+TEST_P(EnvMmapTest, BytesAppendedAfterOpen) {
+  const std::string fname = dir_.File("growing");
+  ASSERT_TRUE(WriteStringToFile(env_.get(), "0123456789", fname, false).ok());
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env_->NewRandomAccessFile(fname, &f).ok());
+  {
+    std::unique_ptr<WritableFile> w;
+    ASSERT_TRUE(env_->NewAppendableFile(fname, &w).ok());
+    ASSERT_TRUE(w->Append("abcdef").ok());
+    ASSERT_TRUE(w->Close().ok());
+  }
+  char scratch[32];
+  Slice r;
+  ASSERT_TRUE(f->Read(5, sizeof(scratch), &r, scratch).ok());
+  EXPECT_EQ(r, Slice(mmap() ? "56789" : "56789abcdef"));
+}
+
+// A file deleted while open stays readable (segment files are deleted while
+// iterators or lookups may still hold them).
+TEST_P(EnvMmapTest, FileRemovedWhileOpenStaysReadable) {
+  Random rnd(12);
+  const std::string data = test::RandomBytes(&rnd, 20000);
+  const std::string fname = dir_.File("doomed");
+  ASSERT_TRUE(WriteStringToFile(env_.get(), data, fname, false).ok());
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env_->NewRandomAccessFile(fname, &f).ok());
+  ASSERT_TRUE(env_->RemoveFile(fname).ok());
+  std::string scratch(data.size(), '\0');
+  Slice r;
+  ASSERT_TRUE(f->Read(0, data.size(), &r, scratch.data()).ok());
+  EXPECT_EQ(r, Slice(data));
+}
+
+TEST_P(EnvMmapTest, ConcurrentReaders) {
+  Random rnd(13);
+  const std::string data = test::RandomBytes(&rnd, 1 << 16);
+  const std::string fname = dir_.File("shared");
+  ASSERT_TRUE(WriteStringToFile(env_.get(), data, fname, false).ok());
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env_->NewRandomAccessFile(fname, &f).ok());
+  std::atomic<int> mismatches{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; t++) {
+    threads.emplace_back([&, t] {
+      Random r(100 + t);
+      char scratch[512];
+      for (int i = 0; i < 2000; i++) {
+        const uint64_t off = r.Uniform(data.size() - sizeof(scratch));
+        Slice got;
+        if (!f->Read(off, sizeof(scratch), &got, scratch).ok() ||
+            got != Slice(data.data() + off, sizeof(scratch))) {
+          mismatches++;
+        }
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(0, mismatches.load());
+}
+
+// Beyond max_mmap_files, files are read with pread, and a closed mapped file
+// gives its place back.
+TEST(EnvMmapLimitTest, FilesBeyondTheBoundAreReadWithPread) {
+  test::TempDir dir;
+  std::unique_ptr<Env> env = MakeEnv(true, /*max_mmap_files=*/2);
+  std::vector<std::string> names;
+  for (int i = 0; i < 4; i++) {
+    names.push_back(dir.File("f" + std::to_string(i)));
+    ASSERT_TRUE(WriteStringToFile(env.get(), "contents " + std::to_string(i),
+                                  names.back(), false)
+                    .ok());
+  }
+  std::vector<std::unique_ptr<RandomAccessFile>> files(4);
+  for (int i = 0; i < 4; i++) {
+    ASSERT_TRUE(env->NewRandomAccessFile(names[i], &files[i]).ok());
+  }
+  EXPECT_TRUE(ReadsInPlace(*files[0]));
+  EXPECT_TRUE(ReadsInPlace(*files[1]));
+  EXPECT_FALSE(ReadsInPlace(*files[2]));
+  EXPECT_FALSE(ReadsInPlace(*files[3]));
+  for (int i = 0; i < 4; i++) {
+    char scratch[32];
+    Slice r;
+    ASSERT_TRUE(files[i]->Read(0, sizeof(scratch), &r, scratch).ok());
+    EXPECT_EQ(r, Slice("contents " + std::to_string(i)));
+  }
+  files[0].reset();
+  std::unique_ptr<RandomAccessFile> again;
+  ASSERT_TRUE(env->NewRandomAccessFile(names[0], &again).ok());
+  EXPECT_TRUE(ReadsInPlace(*again));
+  std::unique_ptr<RandomAccessFile> one_more;
+  ASSERT_TRUE(env->NewRandomAccessFile(names[3], &one_more).ok());
+  EXPECT_FALSE(ReadsInPlace(*one_more));
+}
+
+TEST(EnvMmapLimitTest, ZeroMapsNothing) {
+  test::TempDir dir;
+  std::unique_ptr<Env> env = MakeEnv(true, /*max_mmap_files=*/0);
+  const std::string fname = dir.File("f");
+  ASSERT_TRUE(WriteStringToFile(env.get(), "abcdef", fname, false).ok());
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env->NewRandomAccessFile(fname, &f).ok());
+  EXPECT_FALSE(ReadsInPlace(*f));
+}
+
+TEST(EnvMmapLimitTest, DefaultEnvMapsOn64BitSystems) {
+  test::TempDir dir;
+  const std::string fname = dir.File("f");
+  ASSERT_TRUE(WriteStringToFile(Env::Default(), "abcdef", fname, false).ok());
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(Env::Default()->NewRandomAccessFile(fname, &f).ok());
+  EXPECT_EQ(ReadsInPlace(*f), sizeof(void*) >= 8);
+}
+
+}  // namespace
+}  // namespace bloomkv

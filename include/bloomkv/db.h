@@ -106,6 +106,10 @@ class DB {
   //                       absent key pays at that level
   //   "bloomkv.num-files-at-level<N>"
   //   "bloomkv.approximate-memory-usage"
+  //   "bloomkv.resource-usage"  bytes of memtables, filters, index blocks
+  //                       and block cache, segments and open segment files
+  //   "bloomkv.compaction-pending"  "1" while a flush or compaction is
+  //                       queued or running, else "0"
   // False if the property is unknown.
   virtual bool GetProperty(const Slice& property, std::string* value) = 0;
 

@@ -34,8 +34,17 @@ Status ReadaheadFile::Read(uint64_t offset, size_t n, Slice* result,
     buffer_size_ = got.size();
   }
   const size_t start = static_cast<size_t>(offset - buffer_offset_);
-  *result = Slice(buffer_.data() + start,
-                  std::min(n, buffer_size_ - start));  // short at the end
+  const size_t size = std::min(n, buffer_size_ - start);  // short at the end
+  if (offset + n < end_) {
+    *result = Slice(buffer_.data() + start, size);
+    return Status::OK();
+  }
+  // The scan is over: the buffer goes now rather than when the reader
+  // does, which for a compaction is when its last input is done.
+  std::copy(buffer_.data() + start, buffer_.data() + start + size, scratch);
+  *result = Slice(scratch, size);
+  std::string().swap(buffer_);
+  buffer_size_ = 0;
   return Status::OK();
 }
 

@@ -5,7 +5,8 @@
 // the buffer with up to readahead_size bytes from its offset on (never past
 // the end given), so a scan of N bytes costs about N / readahead_size reads
 // of the underlying file instead of one per block. A read larger than the
-// buffer goes straight to the file.
+// buffer goes straight to the file. A read that reaches the end frees the
+// buffer.
 // Thread-safety: external synchronization required (unlike other
 // RandomAccessFiles): the buffer belongs to one reader, and a result
 // pointing into it is valid only until the next Read.
@@ -21,8 +22,8 @@ namespace bloomkv {
 
 class ReadaheadFile final : public RandomAccessFile {
  public:
-  // Reads file, which must outlive this object, below offset `end` (the
-  // file size, or less: no read ahead crosses it).
+  // Reads file, which must outlive this object, ahead up to offset `end`
+  // (the end of the part to scan; reads past it are served unbuffered).
   // REQUIRES: readahead_size > 0.
   ReadaheadFile(const RandomAccessFile* file, size_t readahead_size,
                 uint64_t end);

@@ -265,10 +265,14 @@ std::unique_ptr<Iterator> SegmentReader::NewIterator(
     const SegmentReadOptions& options, SegmentReadStats* stats) const {
   const Rep* r = rep_.get();
   if (options.readahead_size > 0) {
-    // A scan of the whole segment: large reads through a buffer of its own;
-    // blocks read once have no business in the cache.
+    // A scan of the whole segment: large reads through a buffer of its own,
+    // over the data blocks (at the front of the file) only; blocks read
+    // once have no business in the cache.
+    const uint64_t data_end = r->props.data_size > 0
+                                  ? std::min(r->props.data_size, r->file_size)
+                                  : r->file_size;
     auto file = std::make_shared<ReadaheadFile>(
-        r->file.get(), options.readahead_size, r->file_size);
+        r->file.get(), options.readahead_size, data_end);
     auto read_block = [r, options, stats, file](const Slice& index_value) {
       BlockHandle handle;
       Status s = r->DecodeIndexValue(index_value, *r->index_block, &handle);

@@ -165,7 +165,9 @@ struct Options {
 
   // Compactions read their inputs sequentially, this many bytes per read,
   // instead of one read per data block; what they read never enters the
-  // block cache. 0 reads block by block. Default: 2 MiB.
+  // block cache. Each input segment of a running compaction holds a buffer
+  // of up to this size (at most its data's size) until its last block has
+  // been read. 0 reads block by block. Default: 2 MiB.
   // Range: 0 or [4 KiB, 64 MiB].
   size_t compaction_readahead_size = 2 << 20;
 

@@ -280,6 +280,7 @@ TEST_F(BackgroundTest, CompactionReadsInputsSequentiallyInLargeReads) {
   }
   EXPECT_EQ(0, NumFilesAtLevel(db_.get(), 0));
   ExpectContents(db_.get(), model_);
+  db_.reset();  // before the Env it uses goes
 }
 
 }  // namespace

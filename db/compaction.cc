@@ -58,6 +58,25 @@ void ExpandLevel0(const Version& v, Version::FileList* inputs) {
   }
 }
 
+// A key range a compaction touches at one level.
+struct Footprint {
+  int level;
+  std::string smallest, largest;  // user keys
+};
+
+// What c reads at level() and what it writes at output_level().
+void GetFootprints(const Compaction& c, Footprint out[2]) {
+  out[0].level = c.level();
+  Range(c.inputs(0), &out[0].smallest, &out[0].largest);
+  out[1] = out[0];
+  out[1].level = c.output_level();
+  if (c.inputs(1).empty()) return;
+  std::string smallest, largest;
+  Range(c.inputs(1), &smallest, &largest);
+  if (Slice(smallest).compare(out[1].smallest) < 0) out[1].smallest = smallest;
+  if (Slice(largest).compare(out[1].largest) > 0) out[1].largest = largest;
+}
+
 std::unique_ptr<Compaction> Finish(std::unique_ptr<Compaction> c) {
   const Version& v = c->version();
   if (c->level() == 0) ExpandLevel0(v, c->mutable_inputs(0));
@@ -138,40 +157,86 @@ void Compaction::AddInputDeletions(VersionEdit* edit) const {
   for (const auto& f : inputs_[1]) edit->RemoveFile(output_level_, f->number);
 }
 
-std::unique_ptr<Compaction> PickCompaction(
-    const Options& options, std::shared_ptr<const Version> version,
-    std::string compact_pointers[kNumLevels]) {
-  int best_level = -1;
-  double best_score = 1.0;
-  // The last level has nowhere to go.
-  for (int level = 0; level < kNumLevels - 1; level++) {
-    const double score = LevelScore(options, *version, level);
-    if (score >= best_score) {
-      best_score = score;
-      best_level = level;
-    }
-  }
-  if (best_level < 0) return nullptr;
-  const int level = best_level;
-  auto c = std::make_unique<Compaction>(version, level, level + 1);
-  const auto& files = version->files(level);
-  if (level == 0) {
-    // The oldest level-0 segment first; ExpandLevel0 adds what overlaps.
-    c->mutable_inputs(0)->push_back(files.back());
-  } else {
-    // Rotate through the level: the first segment after the last one done.
-    std::shared_ptr<FileMetaData> pick = files.front();
-    for (const auto& f : files) {
-      if (compact_pointers[level].empty() ||
-          UserLargest(*f).compare(compact_pointers[level]) > 0) {
-        pick = f;
-        break;
+bool CompactionsConflict(const Compaction& a, const Compaction& b) {
+  Footprint fa[2], fb[2];
+  GetFootprints(a, fa);
+  GetFootprints(b, fb);
+  for (const Footprint& x : fa) {
+    for (const Footprint& y : fb) {
+      if (x.level == y.level &&
+          Slice(x.smallest).compare(Slice(y.largest)) <= 0 &&
+          Slice(y.smallest).compare(Slice(x.largest)) <= 0) {
+        return true;
       }
     }
-    c->mutable_inputs(0)->push_back(pick);
-    compact_pointers[level] = UserLargest(*pick).ToString();
   }
-  return Finish(std::move(c));
+  return false;
+}
+
+std::unique_ptr<Compaction> PickCompaction(
+    const Options& options, std::shared_ptr<const Version> version,
+    std::string compact_pointers[kNumLevels],
+    const std::vector<const Compaction*>& running) {
+  auto busy = [&running](const FileMetaData& f) {
+    for (const Compaction* r : running) {
+      for (int which = 0; which < 2; which++) {
+        for (const auto& g : r->inputs(which)) {
+          if (g.get() == &f) return true;
+        }
+      }
+    }
+    return false;
+  };
+  // Levels with a score >= 1, most urgent first (on a tie, the deeper).
+  // The last level has nowhere to go.
+  std::vector<std::pair<double, int>> urgent;
+  for (int level = 0; level < kNumLevels - 1; level++) {
+    uint64_t files = 0, bytes = 0;
+    for (const auto& f : version->files(level)) {
+      if (busy(*f)) continue;
+      files++;
+      bytes += f->file_size;
+    }
+    const double score =
+        level == 0
+            ? static_cast<double>(files) / options.level0_compaction_trigger
+            : static_cast<double>(bytes) /
+                  static_cast<double>(MaxBytesForLevel(options, level));
+    if (score >= 1.0) urgent.emplace_back(score, level);
+  }
+  std::sort(urgent.begin(), urgent.end(), [](const auto& x, const auto& y) {
+    return x.first != y.first ? x.first > y.first : x.second > y.second;
+  });
+
+  for (const auto& [score, level] : urgent) {
+    const auto& files = version->files(level);
+    // Level 0: the oldest segment first (Finish adds what overlaps it).
+    // Deeper: rotate through the level, from the first segment after the
+    // last one done.
+    size_t start = 0;
+    if (level > 0 && !compact_pointers[level].empty()) {
+      while (start < files.size() &&
+             UserLargest(*files[start]).compare(compact_pointers[level]) <= 0) {
+        start++;
+      }
+    }
+    for (size_t i = 0; i < files.size(); i++) {
+      const auto& f = level == 0 ? files[files.size() - 1 - i]
+                                 : files[(start + i) % files.size()];
+      if (busy(*f)) continue;
+      auto c = std::make_unique<Compaction>(version, level, level + 1);
+      c->mutable_inputs(0)->push_back(f);
+      c = Finish(std::move(c));
+      if (std::any_of(running.begin(), running.end(), [&](const Compaction* r) {
+            return CompactionsConflict(*c, *r);
+          })) {
+        continue;
+      }
+      if (level > 0) compact_pointers[level] = UserLargest(*f).ToString();
+      return c;
+    }
+  }
+  return nullptr;
 }
 
 std::unique_ptr<Compaction> CompactionForRange(

@@ -8,6 +8,9 @@
 // overlap each other, so a level-0 compaction takes all of them. Deeper
 // levels never share a user key between two segments (outputs are cut only
 // between user keys), so overlap is decided by user-key ranges alone.
+// Several compactions may run at once (Options::max_background_compactions)
+// as long as no two conflict (CompactionsConflict): PickCompaction is given
+// the running ones and never returns one that conflicts with any of them.
 // Thread-safety: a Compaction is used by one thread; the Version it pins is
 // immutable.
 #ifndef BLOOMKV_DB_COMPACTION_H_
@@ -69,13 +72,25 @@ class Compaction {
   size_t level_ptrs_[kNumLevels] = {};  // for IsBaseLevelForKey
 };
 
-// Picks the most urgent compaction, or nullptr if no level needs one.
-// compact_pointers[level] is the largest key of the last segment compacted
-// at that level, so that successive compactions rotate through the level;
-// it is updated.
+// True when a and b must not run at the same time: some level where both
+// read or write holds keys in both their ranges there. A compaction reads
+// the key range of its inputs at level() and writes (and reads) the range
+// of all its inputs at output_level(). So two compactions never share an
+// input, never write overlapping segments into one level, and never write
+// where the other reads; which also keeps every key's versions in order
+// from level to level, and each one's IsBaseLevelForKey true for its
+// version whatever the other installs.
+bool CompactionsConflict(const Compaction& a, const Compaction& b);
+
+// Picks the most urgent compaction that conflicts with none of `running`,
+// or nullptr if no level needs one. A level's urgency leaves out the
+// segments running compactions take from it. compact_pointers[level] is the
+// largest key of the last segment compacted at that level, so that
+// successive compactions rotate through the level; it is updated.
 std::unique_ptr<Compaction> PickCompaction(
     const Options& options, std::shared_ptr<const Version> version,
-    std::string compact_pointers[kNumLevels]);
+    std::string compact_pointers[kNumLevels],
+    const std::vector<const Compaction*>& running);
 
 // A compaction of every segment at `level` overlapping the user-key range
 // [begin, end] (nullptr: unbounded) into the next level — or, with

@@ -3,7 +3,6 @@
 #include "db/db_impl.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 
@@ -110,6 +109,20 @@ Status ValidateOptions(const Options& o) {
     return Status::InvalidArgument(
         "max_bytes_for_level_multiplier must be in [2, 100]");
   }
+  if (o.delayed_write_rate < (16 << 10) || o.delayed_write_rate > (1 << 30)) {
+    return Status::InvalidArgument(
+        "delayed_write_rate must be in [16 KiB/s, 1 GiB/s]");
+  }
+  if (o.max_background_compactions < 1 || o.max_background_compactions > 64) {
+    return Status::InvalidArgument(
+        "max_background_compactions must be in [1, 64]");
+  }
+  if (o.compaction_readahead_size != 0 &&
+      (o.compaction_readahead_size < (4 << 10) ||
+       o.compaction_readahead_size > (64 << 20))) {
+    return Status::InvalidArgument(
+        "compaction_readahead_size must be 0 or in [4 KiB, 64 MiB]");
+  }
   if (o.target_file_size < (16 << 10) ||
       o.target_file_size > (uint64_t{4} << 30)) {
     return Status::InvalidArgument(
@@ -201,7 +214,8 @@ DBImpl::DBImpl(const Options& options, std::string dbname, bool read_only)
       env_(options.env != nullptr ? options.env : Env::Default()),
       read_only_(read_only),
       dbname_(std::move(dbname)),
-      counters_(std::make_unique<Counters>()) {
+      counters_(std::make_unique<Counters>()),
+      write_delay_(options.delayed_write_rate) {
   options_.env = env_;
   if (options_.block_cache_capacity > 0) {
     block_cache_ = std::make_unique<Cache>(options_.block_cache_capacity);
@@ -225,8 +239,11 @@ DBImpl::~DBImpl() {
     shutting_down_ = true;
     shutting_down_flag_ = true;
   }
+  flush_cv_.notify_all();
   bg_work_cv_.notify_all();
-  if (bg_thread_.joinable()) bg_thread_.join();
+  bg_done_cv_.notify_all();  // a waiting CompactRange gives up
+  if (flush_thread_.joinable()) flush_thread_.join();
+  for (std::thread& t : compaction_threads_) t.join();
   Log(info_log_,
       "Closing database %s: %" PRIu64 " flushes (%" PRIu64 " bytes), %" PRIu64
       " compactions (%" PRIu64 " bytes read, %" PRIu64 " written), %" PRIu64
@@ -382,7 +399,10 @@ Status DBImpl::Open() {
   mem_ = NewMemTable();
   InstallReadView();
   DeleteObsoleteFiles();
-  bg_thread_ = std::thread([this] { BackgroundThread(); });
+  flush_thread_ = std::thread([this] { FlushThread(); });
+  for (int i = 0; i < options_.max_background_compactions; i++) {
+    compaction_threads_.emplace_back([this] { CompactionThread(); });
+  }
   Log(info_log_,
       "Opened: log %06" PRIu64 ", last sequence %" PRIu64
       ", segments per level %s",
@@ -676,13 +696,17 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
 
   Status s = MakeRoomForWrite(&lock, /*force=*/updates == nullptr);
   Writer* last_writer = &w;
+  WriteBatch* group = nullptr;
   if (s.ok() && updates != nullptr) {
-    WriteBatch* group = BuildBatchGroup(&last_writer);
+    group = BuildBatchGroup(&last_writer);
+    const uint64_t bytes =
+        WriteBatchInternal::ByteSize(group) - kWriteBatchHeaderSize;
+    counters_->user_bytes_written.fetch_add(bytes, std::memory_order_relaxed);
+    s = DelayWrite(&lock, bytes);
+  }
+  if (s.ok() && updates != nullptr) {
     SequenceNumber last_sequence = versions_->last_sequence();
     WriteBatchInternal::SetSequence(group, last_sequence + 1);
-    counters_->user_bytes_written.fetch_add(
-        WriteBatchInternal::ByteSize(group) - kWriteBatchHeaderSize,
-        std::memory_order_relaxed);
     const bool empty = WriteBatchInternal::Count(group) == 0;
     last_sequence += WriteBatchInternal::Count(group);
     // Only the front writer gets here, so the log and the memtable have a
@@ -699,9 +723,9 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
     }
     lock.lock();
     if (log_failed) RecordBackgroundError(s);
-    if (group == &group_batch_) group_batch_.Clear();
     if (s.ok()) versions_->SetLastSequence(last_sequence);
   }
+  if (group == &group_batch_) group_batch_.Clear();
 
   while (true) {
     Writer* ready = writers_.front();
@@ -741,23 +765,28 @@ WriteBatch* DBImpl::BuildBatchGroup(Writer** last_writer) {
   return result;
 }
 
+Status DBImpl::DelayWrite(std::unique_lock<std::mutex>* lock, uint64_t bytes) {
+  if (versions_->NumFiles(0) < options_.level0_slowdown_writes_trigger) {
+    write_delay_.Reset();
+    return Status::OK();
+  }
+  // Level 0 is piling up: slow writes down so that compaction keeps up,
+  // rather than stopping them outright later.
+  const uint64_t micros = write_delay_.Charge(bytes, env_->NowMicros());
+  if (micros == 0) return Status::OK();
+  lock->unlock();
+  env_->SleepForMicroseconds(micros);
+  lock->lock();
+  counters_->write_delay_micros.fetch_add(micros, std::memory_order_relaxed);
+  counters_->stall_micros.fetch_add(micros, std::memory_order_relaxed);
+  return bg_error_;
+}
+
 Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>* lock,
                                 bool force) {
-  bool allow_delay = !force;
   while (true) {
     if (!bg_error_.ok()) return bg_error_;
     const int level0 = versions_->current()->NumFiles(0);
-    if (allow_delay && level0 >= options_.level0_slowdown_writes_trigger) {
-      // Level 0 is piling up: give each write a 1 ms handicap so that
-      // compaction keeps up, rather than stopping writes outright later.
-      // One delay per write at most.
-      lock->unlock();
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      counters_->stall_micros.fetch_add(1000, std::memory_order_relaxed);
-      allow_delay = false;
-      lock->lock();
-      continue;
-    }
     if (!force &&
         mem_->ApproximateMemoryUsage() <= options_.write_buffer_size) {
       return Status::OK();
@@ -765,19 +794,18 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>* lock,
     if (force && mem_->Empty()) return Status::OK();
     if (imm_ != nullptr || level0 >= options_.level0_stop_writes_trigger) {
       // The previous memtable is still being flushed, or level 0 is full:
-      // wait for the background thread.
+      // wait for the flush or compaction threads.
       const uint64_t start = env_->NowMicros();
       Log(info_log_,
           "Write stall: %s (level 0 has %d segments, stop trigger %d)",
           imm_ != nullptr ? "waiting for the previous memtable's flush"
                           : "waiting for level-0 compaction",
           level0, options_.level0_stop_writes_trigger);
-      bg_work_cv_.notify_one();
       bg_done_cv_.wait(*lock);
-      Log(info_log_, "Write stall ended after %" PRIu64 " us",
-          env_->NowMicros() - start);
-      counters_->stall_micros.fetch_add(env_->NowMicros() - start,
-                                        std::memory_order_relaxed);
+      const uint64_t micros = env_->NowMicros() - start;
+      Log(info_log_, "Write stall ended after %" PRIu64 " us", micros);
+      counters_->write_stop_micros.fetch_add(micros, std::memory_order_relaxed);
+      counters_->stall_micros.fetch_add(micros, std::memory_order_relaxed);
       continue;
     }
     Status s = NewLogFile();
@@ -788,13 +816,12 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>* lock,
       return s;
     }
     imm_ = std::move(mem_);
-    has_imm_ = true;
     mem_ = NewMemTable();
     InstallReadView();
     Log(info_log_, "Switched to a new memtable and log %06" PRIu64,
         log_number_);
     force = false;
-    bg_work_cv_.notify_one();
+    flush_cv_.notify_one();
   }
 }
 
@@ -827,35 +854,39 @@ void DBImpl::RecordBackgroundError(const Status& s) {
 // ---------------------------------------------------------------------------
 // Background work
 
-bool DBImpl::HasBackgroundWork() const {
-  if (!bg_error_.ok()) return false;
-  if (imm_ != nullptr) return true;
-  if (manual_compaction_ != nullptr && !manual_compaction_->done) return true;
-  const Version& v = *versions_->current();
-  for (int level = 0; level < kNumLevels - 1; level++) {
-    if (LevelScore(options_, v, level) >= 1.0) return true;
-  }
-  return false;
-}
-
-void DBImpl::BackgroundThread() {
+void DBImpl::FlushThread() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {
-    bg_work_cv_.wait(lock,
-                     [this] { return shutting_down_ || HasBackgroundWork(); });
+    flush_cv_.wait(lock, [this] {
+      return shutting_down_ || (imm_ != nullptr && bg_error_.ok());
+    });
     if (shutting_down_) break;
     const int level0_before = versions_->current()->NumFiles(0);
-    if (imm_ != nullptr) {
-      // A failure is the sticky error now: FlushImmutable recorded it.
-      FlushImmutable(&lock).PermitUncheckedError();
-    } else {
-      BackgroundCompaction(&lock);
+    // A failure is the sticky error now: FlushImmutable recorded it.
+    FlushImmutable(&lock).PermitUncheckedError();
+    LogLevel0Change(info_log_, options_, level0_before,
+                    versions_->current()->NumFiles(0));
+    bg_done_cv_.notify_all();
+    bg_work_cv_.notify_all();  // level 0 grew: a compaction may be due
+  }
+}
+
+void DBImpl::CompactionThread() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!shutting_down_) {
+    const int level0_before = versions_->current()->NumFiles(0);
+    if (!bg_error_.ok() || !BackgroundCompaction(&lock)) {
+      // Nothing to do until a flush, a compaction or a request changes
+      // that: each of those notifies, under mu_ or after releasing it.
+      bg_work_cv_.wait(lock);
+      continue;
     }
     LogLevel0Change(info_log_, options_, level0_before,
                     versions_->current()->NumFiles(0));
     bg_done_cv_.notify_all();
+    // What this compaction held is free again for the other threads.
+    bg_work_cv_.notify_all();
   }
-  bg_done_cv_.notify_all();
 }
 
 Status DBImpl::FlushImmutable(std::unique_lock<std::mutex>* lock) {
@@ -883,7 +914,6 @@ Status DBImpl::FlushImmutable(std::unique_lock<std::mutex>* lock) {
     return s;
   }
   imm_.reset();
-  has_imm_ = false;
   InstallReadView();
   DeleteObsoleteFiles();
   return s;
@@ -1145,6 +1175,8 @@ DbStats DBImpl::GetStats() {
   st.compaction_bytes_written = c.compaction_bytes_written.load();
   st.compaction_filter_drops = c.compaction_filter_drops.load();
   st.stall_micros = c.stall_micros.load();
+  st.write_delay_micros = c.write_delay_micros.load();
+  st.write_stop_micros = c.write_stop_micros.load();
   return st;
 }
 

@@ -3,8 +3,20 @@
 // Writes: group commit. Concurrent writers queue up; the writer at the front
 // appends every queued batch as one WAL record, syncs once if any of them
 // asked for it, and inserts them into the memtable. When the memtable is
-// full it becomes immutable, a new WAL is started, and the background thread
-// flushes the immutable memtable into a level-0 segment.
+// full it becomes immutable, a new WAL is started, and the flush thread
+// writes the immutable memtable into a level-0 segment. While level 0 is
+// above the slowdown trigger, the front writer first sleeps off what its
+// group's bytes cost at Options::delayed_write_rate (WriteDelay); at the
+// stop trigger, writers wait for compaction.
+//
+// Background work: one thread flushes, max_background_compactions threads
+// compact. A flush never waits for a compaction. Compactions that run at
+// once never conflict (CompactionsConflict); running_compactions_ lists
+// them, and their unfinished outputs are in pending_outputs_, so that
+// DeleteObsoleteFiles, run by any of them, deletes nothing in use. A manual
+// compaction starts once it conflicts with no running one, and no automatic
+// one starts while it waits. Manifest edits are serialized by
+// VersionSet::LogAndApply.
 //
 // Errors: a failed write or sync of the WAL or the manifest, and any failed
 // flush or compaction, becomes the sticky bg_error_: from then on every
@@ -45,6 +57,7 @@
 #include "db/read_view.h"
 #include "db/table_cache.h"
 #include "db/version_set.h"
+#include "db/write_delay.h"
 #include "table/segment_reader.h"
 #include "util/cache.h"
 #include "util/sharded_counter.h"
@@ -94,7 +107,9 @@ class DBImpl final : public DB {
     std::atomic<uint64_t> compaction_bytes_read{0};
     std::atomic<uint64_t> compaction_bytes_written{0};
     std::atomic<uint64_t> compaction_filter_drops{0};
-    std::atomic<uint64_t> stall_micros{0};
+    std::atomic<uint64_t> stall_micros{0};  // the two below together
+    std::atomic<uint64_t> write_delay_micros{0};
+    std::atomic<uint64_t> write_stop_micros{0};
   };
 
   // DB-wide counters of reads, bumped by every Get: sharded per thread.
@@ -142,9 +157,12 @@ class DBImpl final : public DB {
   // Makes s (not OK) the sticky background error, unless one is already
   // recorded, and wakes everything that waits on background work.
   void RecordBackgroundError(const Status& s);
-  void BackgroundThread();
-  // True when the background thread has something to do.
-  bool HasBackgroundWork() const;
+  // Sleeps off the delay a write group of `bytes` costs while level 0 is
+  // above the slowdown trigger (mu_ released meanwhile).
+  // Returns bg_error_ as it is after the sleep.
+  Status DelayWrite(std::unique_lock<std::mutex>* lock, uint64_t bytes);
+  void FlushThread();
+  void CompactionThread();
   Status FlushImmutable(std::unique_lock<std::mutex>* lock);
   void DeleteObsoleteFiles();
 
@@ -153,13 +171,14 @@ class DBImpl final : public DB {
   Status MergeCompactionInputs(Compaction* c,
                                std::unique_lock<std::mutex>* lock,
                                VersionEdit* edit);
-  // Runs the pending manual compaction, or the most urgent automatic one.
-  void BackgroundCompaction(std::unique_lock<std::mutex>* lock);
+  // Runs the pending manual compaction, or the most urgent automatic one
+  // that conflicts with no running compaction; false if there was none.
+  bool BackgroundCompaction(std::unique_lock<std::mutex>* lock);
+  // Registers c in running_compactions_ while it runs.
+  Status RunRegisteredCompaction(Compaction* c,
+                                 std::unique_lock<std::mutex>* lock);
   Status RunManualCompaction(int level, const Slice* begin, const Slice* end,
                              bool in_place);
-  // Flushes the immutable memtable if there is one (between compaction
-  // outputs, so a long compaction does not hold up writers).
-  Status FlushImmutableIfAny(std::unique_lock<std::mutex>* lock);
   std::string LevelsTable();
 
   // Publishes mem_, imm_ and the current version as the view new reads
@@ -190,9 +209,12 @@ class DBImpl final : public DB {
   ShardedCounters<kNumReadCounters> read_counters_;
 
   std::mutex mu_;
-  std::condition_variable bg_work_cv_;  // wakes the background thread
-  std::condition_variable bg_done_cv_;  // a flush finished (or failed)
-  std::thread bg_thread_;
+  std::condition_variable flush_cv_;    // wakes the flush thread
+  std::condition_variable bg_work_cv_;  // wakes the compaction threads
+  // A flush or compaction finished (or failed).
+  std::condition_variable bg_done_cv_;
+  std::thread flush_thread_;
+  std::vector<std::thread> compaction_threads_;
   bool shutting_down_ GUARDED_BY(mu_) = false;
   Status bg_error_ GUARDED_BY(mu_);
   std::atomic<bool> has_bg_error_{false};  // !bg_error_.ok(), read lock-free
@@ -211,6 +233,8 @@ class DBImpl final : public DB {
   WriteBatch group_batch_;  // the front writer's merged group
   std::list<SequenceNumber> snapshots_ GUARDED_BY(mu_);  // oldest first
   std::set<uint64_t> pending_outputs_ GUARDED_BY(mu_);
+  std::vector<const Compaction*> running_compactions_ GUARDED_BY(mu_);
+  WriteDelay write_delay_ GUARDED_BY(mu_);
   std::unique_ptr<VersionSet> versions_;
 
   struct ManualCompaction {
@@ -218,7 +242,7 @@ class DBImpl final : public DB {
     const Slice* begin = nullptr;
     const Slice* end = nullptr;
     bool in_place = false;
-    // Set by the background thread while it works on the request without
+    // Set by the compaction thread while it works on the request without
     // mu_; the waiter may leave only when it is false.
     bool running = false;
     bool done = false;
@@ -226,7 +250,6 @@ class DBImpl final : public DB {
   };
   ManualCompaction* manual_compaction_ GUARDED_BY(mu_) = nullptr;
   std::string compact_pointers_[kNumLevels] GUARDED_BY(mu_);
-  std::atomic<bool> has_imm_{false};  // imm_ != nullptr, read lock-free
   std::atomic<bool> shutting_down_flag_{false};  // shutting_down_, lock-free
 
   // Last member: destroyed first, while the block cache its segments use is

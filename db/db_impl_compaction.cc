@@ -1,11 +1,12 @@
 // DBImpl, part two: leveled compaction and CompactRange.
 //
-// Compactions run on the background thread with mu_ released while they
+// Compactions run on the compaction threads with mu_ released while they
 // read and write segments; readers keep using the versions they pinned. The
 // result is published by one manifest edit (inputs removed, outputs added),
 // written after every output is synced and its directory entry too, so a
 // crash at any point reopens at either the old or the new state. Inputs are
 // deleted only once no version references them.
+#include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
@@ -21,41 +22,44 @@ namespace bloomkv {
 
 CompactionFilter::~CompactionFilter() = default;
 
-Status DBImpl::FlushImmutableIfAny(std::unique_lock<std::mutex>* lock) {
-  Status s;
-  if (imm_ != nullptr) {
-    s = FlushImmutable(lock);  // a failure is recorded as the sticky error
-    bg_done_cv_.notify_all();
-  }
-  return s;
-}
-
-void DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
+bool DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
   ManualCompaction* manual = manual_compaction_;
-  if (manual != nullptr && !manual->done) {
-    manual->running = true;  // its waiter stays until done
+  if (manual != nullptr && !manual->done && !manual->running) {
     auto c = CompactionForRange(versions_->current(), manual->level,
                                 manual->begin, manual->end, manual->in_place);
+    if (c != nullptr &&
+        std::any_of(running_compactions_.begin(), running_compactions_.end(),
+                    [&c](const Compaction* r) {
+                      return CompactionsConflict(*c, *r);
+                    })) {
+      // It waits for the running compactions it conflicts with; no other
+      // compaction starts meanwhile, so that it cannot be starved.
+      return false;
+    }
+    manual->running = true;  // its waiter stays until done
     // A manual compaction always rewrites, even a lone segment: that is
     // what drops its tombstones and filtered entries.
     Status s;
-    if (c != nullptr) s = RunCompaction(c.get(), lock);
+    if (c != nullptr) s = RunRegisteredCompaction(c.get(), lock);
     c.reset();  // unpins the inputs' version, so they can be deleted
     DeleteObsoleteFiles();
     manual->status = s;
     manual->running = false;
     manual->done = true;
-    return;
+    return true;
   }
-  auto c = PickCompaction(options_, versions_->current(), compact_pointers_);
-  if (c == nullptr) return;
-  Status s;
+  auto c = PickCompaction(options_, versions_->current(), compact_pointers_,
+                          running_compactions_);
+  if (c == nullptr) return false;
   if (c->IsTrivialMove()) {
     VersionEdit edit;
     const auto& f = c->inputs(0)[0];
     edit.RemoveFile(c->level(), f->number);
     edit.AddFile(c->output_level(), f);
-    s = versions_->LogAndApply(&edit, lock);
+    // Registered while the manifest is written without mu_.
+    running_compactions_.push_back(c.get());
+    Status s = versions_->LogAndApply(&edit, lock);
+    std::erase(running_compactions_, c.get());
     InstallReadView();
     if (s.ok()) {
       counters_->trivial_moves.fetch_add(1);
@@ -66,10 +70,19 @@ void DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
       RecordBackgroundError(s);
     }
   } else {
-    s = RunCompaction(c.get(), lock);
+    RunRegisteredCompaction(c.get(), lock).PermitUncheckedError();
   }
   c.reset();  // unpins the inputs' version, so they can be deleted
   DeleteObsoleteFiles();
+  return true;
+}
+
+Status DBImpl::RunRegisteredCompaction(Compaction* c,
+                                       std::unique_lock<std::mutex>* lock) {
+  running_compactions_.push_back(c);
+  Status s = RunCompaction(c, lock);
+  std::erase(running_compactions_, c);
+  return s;
 }
 
 Status DBImpl::RunCompaction(Compaction* c,
@@ -117,6 +130,7 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
   SegmentReadOptions sro;
   sro.verify_checksums = true;
   sro.fill_cache = false;  // a compaction reads everything once
+  sro.readahead_size = options_.compaction_readahead_size;
   std::vector<std::unique_ptr<Iterator>> children;
   Status s;
   for (int which = 0; which < 2; which++) {
@@ -160,13 +174,6 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
       // Its result could not be installed; stop, so that waiters go.
       s = Status::IOError("compaction abandoned after a background error");
       break;
-    }
-    if (has_imm_.load(std::memory_order_acquire)) {
-      // Writers wait for this flush; it goes before the rest of the merge.
-      lock->lock();
-      s = FlushImmutableIfAny(lock);
-      lock->unlock();
-      if (!s.ok()) break;
     }
     Slice key = input->key();
     Slice value = input->value();
@@ -277,8 +284,8 @@ Status DBImpl::RunManualCompaction(int level, const Slice* begin,
   manual.end = end;
   manual.in_place = in_place;
   manual_compaction_ = &manual;
-  bg_work_cv_.notify_one();
-  // While the background thread works on the request without mu_ it may
+  bg_work_cv_.notify_all();
+  // While a compaction thread works on the request without mu_ it may
   // still write to it: this frame must outlive that, error or not.
   bg_done_cv_.wait(lock, [&] {
     return manual.done ||

@@ -33,6 +33,8 @@ std::string DbStats::ToString() const {
   add("compaction_bytes_written", compaction_bytes_written);
   add("compaction_filter_drops", compaction_filter_drops);
   add("stall_micros", stall_micros);
+  add("write_delay_micros", write_delay_micros);
+  add("write_stop_micros", write_stop_micros);
   std::snprintf(buf, sizeof(buf), "write_amplification: %.2f\n",
                 WriteAmplification());
   r += buf;

@@ -229,6 +229,7 @@ Status VersionSet::WriteSnapshotManifest() {
 
 Status VersionSet::LogAndApply(VersionEdit* edit,
                                std::unique_lock<std::mutex>* lock) {
+  manifest_cv_.wait(*lock, [this] { return !writing_manifest_; });
   if (!manifest_error_.ok()) return manifest_error_;
   const uint64_t log_number = edit->has_log_number()
                                   ? std::max(log_number_, edit->log_number())
@@ -244,11 +245,14 @@ Status VersionSet::LogAndApply(VersionEdit* edit,
   std::string record;
   edit->EncodeTo(&record);
   // Manifest IO happens without the DB mutex so that reads and writes go on;
-  // the caller guarantees no concurrent LogAndApply.
+  // writing_manifest_ keeps other LogAndApply calls out meanwhile.
+  writing_manifest_ = true;
   lock->unlock();
   s = manifest_log_->AddRecord(record);
   if (s.ok()) s = manifest_file_->Sync();
   lock->lock();
+  writing_manifest_ = false;
+  manifest_cv_.notify_all();
   if (!s.ok()) {
     // The record may be in the file, whole or in part, and a next record
     // would follow a torn one: the manifest takes no more edits. The next

@@ -14,6 +14,7 @@
 #define BLOOMKV_DB_VERSION_SET_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -78,13 +79,17 @@ class VersionSet {
   // Appends edit to the manifest (synced) and installs the resulting
   // version as current. Fills in next file number and last sequence.
   // REQUIRES: *lock holds the DB mutex; it is released during IO and held
-  // again on return. Only one thread at a time may call it.
+  // again on return. Calls from several threads (a flush, compactions) are
+  // serialized: each waits until the previous one has returned, then
+  // applies its edit to the version that one installed.
   // After a failed append or sync, whether the edit is in the manifest is
   // unknown: that call and every later one return the error.
   Status LogAndApply(VersionEdit* edit, std::unique_lock<std::mutex>* lock);
 
   // REQUIRES: DB mutex held (for all below).
   std::shared_ptr<const Version> current() const { return current_; }
+  // current()->NumFiles(level) without copying the pointer.
+  int NumFiles(int level) const { return current_->NumFiles(level); }
   uint64_t NewFileNumber() { return next_file_number_++; }
   // Marks number as used (e.g. by a log found on disk).
   void MarkFileNumberUsed(uint64_t number) {
@@ -128,6 +133,10 @@ class VersionSet {
   std::unique_ptr<WritableFile> manifest_file_;
   std::unique_ptr<log::Writer> manifest_log_;
   Status manifest_error_;  // sticky: set by a failed LogAndApply
+  // A LogAndApply is writing the manifest (without the DB mutex); the next
+  // one waits on manifest_cv_.
+  bool writing_manifest_ = false;
+  std::condition_variable manifest_cv_;
 
   std::shared_ptr<const Version> current_;
   std::list<std::weak_ptr<const Version>> versions_;  // every version made

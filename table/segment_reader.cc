@@ -9,6 +9,7 @@
 #include "bloomkv/filter_policy.h"
 #include "table/block.h"
 #include "table/format.h"
+#include "table/readahead_file.h"
 #include "table/two_level_iterator.h"
 #include "util/cache.h"
 #include "util/coding.h"
@@ -289,6 +290,40 @@ Status SegmentReader::Search(const SegmentReadOptions& options,
 std::unique_ptr<Iterator> SegmentReader::NewIterator(
     const SegmentReadOptions& options, SegmentReadStats* stats) const {
   const Rep* r = rep_.get();
+  if (options.readahead_size > 0) {
+    // A scan of the whole segment: large reads through a buffer of its own,
+    // over the data blocks (at the front of the file) only; blocks read
+    // once have no business in the cache.
+    const uint64_t data_end = r->props.data_size > 0
+                                  ? std::min(r->props.data_size, r->file_size)
+                                  : r->file_size;
+    auto file = std::make_shared<ReadaheadFile>(
+        r->file.get(), options.readahead_size, data_end);
+    auto read_block = [r, options, stats, file](const Slice& index_value) {
+      BlockHandle handle;
+      Status s = r->DecodeIndexValue(index_value, *r->index_block, &handle);
+      if (s.ok()) s = r->CheckHandle(handle, "data");
+      std::string contents;
+      uint64_t bytes = 0;
+      if (s.ok()) {
+        s = ReadBlock(file.get(), r->file_name, handle,
+                      options.verify_checksums, &contents, &bytes);
+      }
+      if (stats != nullptr) {
+        stats->data_blocks_read++;
+        stats->bytes_read += bytes;
+      }
+      std::shared_ptr<const Block> block;
+      if (s.ok()) {
+        s = Block::Parse(std::move(contents), r->file_name, handle.offset,
+                         &block);
+      }
+      if (!s.ok()) return std::unique_ptr<Iterator>(NewErrorIterator(s));
+      return Block::NewIterator(std::move(block));
+    };
+    return NewTwoLevelIterator(Block::NewIterator(r->index_block),
+                               std::move(read_block));
+  }
   auto block_function = [r, options, stats](const Slice& index_value) {
     BlockHandle handle;
     Status s = r->DecodeIndexValue(index_value, *r->index_block, &handle);

@@ -97,6 +97,10 @@ struct SegmentReadStats {
 struct SegmentReadOptions {
   bool verify_checksums = true;
   bool fill_cache = true;
+  // For iterators only: > 0 reads data blocks this many bytes at a time
+  // (table/readahead_file.h), bypassing the block cache; for one scan of
+  // the whole segment, as compaction makes.
+  size_t readahead_size = 0;
 };
 
 enum class LookupResult {

@@ -1,6 +1,9 @@
 // Env base classes and helpers that work with any Env.
 #include "bloomkv/env.h"
 
+#include <chrono>
+#include <thread>
+
 #include "util/logging.h"
 
 namespace bloomkv {
@@ -22,6 +25,10 @@ Status Env::NewLogger(const std::string& fname,
 
 Status Env::LinkFile(const std::string& src, const std::string&) {
   return Status::NotSupported(src, "this Env cannot make hard links");
+}
+
+void Env::SleepForMicroseconds(uint64_t micros) {
+  std::this_thread::sleep_for(std::chrono::microseconds(micros));
 }
 
 Status ReadFileToString(Env* env, const std::string& fname, std::string* data) {

@@ -3,7 +3,8 @@
 // forget a key, but a compaction rewrites the segment and builds a fresh
 // filter for exactly the keys that survive.
 //
-// Thread-safety: Filter() is called from the background thread while other
+// Thread-safety: Filter() is called from the compaction threads (several
+// at once with Options::max_background_compactions > 1) while other
 // threads read and write the DB; implementations must be thread-safe.
 #ifndef BLOOMKV_INCLUDE_COMPACTION_FILTER_H_
 #define BLOOMKV_INCLUDE_COMPACTION_FILTER_H_

@@ -175,6 +175,11 @@ class Env {
 
   // Microseconds since some fixed point; for measuring intervals.
   virtual uint64_t NowMicros() = 0;
+
+  // Blocks the calling thread for about micros microseconds: how the DB
+  // paces writes, so that a test Env with a simulated clock can make time
+  // pass without waiting. The default sleeps.
+  virtual void SleepForMicroseconds(uint64_t micros);
 };
 
 // Forwards every call to another Env; subclass it to override a few calls.
@@ -239,6 +244,9 @@ class EnvWrapper : public Env {
     return target_->UnlockFile(std::move(l));
   }
   uint64_t NowMicros() override { return target_->NowMicros(); }
+  void SleepForMicroseconds(uint64_t micros) override {
+    target_->SleepForMicroseconds(micros);
+  }
 
  private:
   Env* const target_;

@@ -133,10 +133,19 @@ struct Options {
   // Default: 4. Range: [1, 1000].
   int level0_compaction_trigger = 4;
 
-  // Delay each write by 1 ms while level 0 has this many segments, so that
-  // compaction catches up instead of reads slowing down without bound.
-  // Default: 8. Range: [level0_compaction_trigger, 1000].
+  // While level 0 has this many segments, writes are slowed down to
+  // delayed_write_rate, so that compaction catches up instead of reads
+  // slowing down without bound. Default: 8.
+  // Range: [level0_compaction_trigger, 1000].
   int level0_slowdown_writes_trigger = 8;
+
+  // Bytes per second that writes (keys, values and tags) may go at while
+  // level 0 is at the slowdown trigger; each write group sleeps for what
+  // its bytes cost, one sleep per millisecond or more of debt (so many
+  // small writes are not each held up). Lower it if level 0 still reaches
+  // the stop trigger; raise it if compaction keeps up and writes are
+  // slowed for nothing. Default: 16 MiB/s. Range: [16 KiB/s, 1 GiB/s].
+  uint64_t delayed_write_rate = uint64_t{16} << 20;
 
   // Stop writes until compaction has brought level 0 below this many
   // segments. Default: 12. Range: [level0_slowdown_writes_trigger, 1000].
@@ -160,6 +169,22 @@ struct Options {
   // so that compacting one segment down rewrites only a little of the
   // level below. Default: 64 MiB. Range: [16 KiB, 4 GiB].
   uint64_t target_file_size = uint64_t{64} << 20;
+
+  // Threads that run compactions at once, on segments and key ranges that
+  // do not overlap; memtable flushes have a thread of their own and never
+  // wait for a compaction. More threads help when compaction cannot keep up
+  // with writes (level 0 reaching the slowdown trigger) and the disk has
+  // bandwidth to spare; each running compaction holds its inputs' readahead
+  // buffer and an output being built. Default: 1. Range: [1, 64].
+  int max_background_compactions = 1;
+
+  // Compactions read their inputs sequentially, this many bytes per read,
+  // instead of one read per data block; what they read never enters the
+  // block cache. Each input segment of a running compaction holds a buffer
+  // of up to this size (at most its data's size) until its last block has
+  // been read. 0 reads block by block. Default: 2 MiB.
+  // Range: 0 or [4 KiB, 64 MiB].
+  size_t compaction_readahead_size = 2 << 20;
 
   // Drops entries while they are compacted (e.g. expired ones); see
   // compaction_filter.h. Default: nullptr (keep everything).

@@ -33,6 +33,11 @@ struct DbStats {
   uint64_t compaction_bytes_written = 0;
   uint64_t compaction_filter_drops = 0;  // entries a CompactionFilter removed
   uint64_t stall_micros = 0;             // writers delayed or stopped
+  // Of which: paced while level 0 was at the slowdown trigger...
+  uint64_t write_delay_micros = 0;
+  // ... and waiting for a flush or for level 0 to drop below the stop
+  // trigger.
+  uint64_t write_stop_micros = 0;
 
   // Bytes written to segments (flushes and compactions) per byte the
   // application wrote; the WAL adds one more.

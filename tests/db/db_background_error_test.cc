@@ -296,8 +296,8 @@ class BackgroundErrorDuringCompactionTest : public BackgroundErrorTest {
   }
 
   // Two level-0 segments, then a CompactRange held in its first output;
-  // then a Flush that switches memtables and waits for the flush, which
-  // the busy background thread cannot do yet.
+  // then a Flush that switches memtables and waits for the flush, held in
+  // its segment's first append too (flushes have a thread of their own).
   void StartCompactionAndFlush() {
     ASSERT_NO_FATAL_FAILURE(Open());
     Random rnd(11);
@@ -312,6 +312,7 @@ class BackgroundErrorDuringCompactionTest : public BackgroundErrorTest {
     pausing_.WaitUntilPaused();
     ASSERT_TRUE(WriteKeys(1000, 1010, &rnd).ok());
     const uint64_t closes = env_.op_count(FaultInjectionEnv::kClose);
+    pausing_.Arm();
     flush_ = std::async(std::launch::async, [this] { return db_->Flush(); });
     // The switch closes the old log with mu_ held, then makes the memtable
     // immutable; any write after the close queues behind the switch.

@@ -293,14 +293,17 @@ TEST(CompactionTest, WritesSlowDownWhileLevelZeroPilesUp) {
   ASSERT_TRUE(db->Flush().ok());
   entered.wait();  // the compaction of the two segments is under way
   const uint64_t before = db->GetStats().stall_micros;
-  ASSERT_TRUE(db->Put(WriteOptions(), "c", "3").ok());
+  // Writes are paced by their bytes: 32 KiB at the default 16 MiB/s owe
+  // about 2 ms.
+  const std::string c(32 << 10, '3');
+  ASSERT_TRUE(db->Put(WriteOptions(), "c", c).ok());
   EXPECT_GE(db->GetStats().stall_micros - before, 1000u);
   gate->release_promise.set_value();
   ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
   std::string n;
   ASSERT_TRUE(db->GetProperty("bloomkv.num-files-at-level0", &n));
   EXPECT_EQ("0", n);
-  const Model expected{{"a", "1"}, {"b", "2"}, {"c", "3"}};
+  const Model expected{{"a", "1"}, {"b", "2"}, {"c", c}};
   EXPECT_EQ(expected, ReadAll(db.get()));
 }
 

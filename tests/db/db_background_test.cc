@@ -1,0 +1,287 @@
+// Background work as writers see it: a memtable flush never waits behind a
+// compaction; while level 0 is above the slowdown trigger, writes are paced
+// to a byte rate (not delayed a fixed time each); compactions read their
+// inputs in large sequential reads.
+//
+// A compaction is held still by an Env that blocks every read at offset 0
+// of a segment: only the first data block lives there (the index, filter,
+// properties and footer that opening a segment reads come after the data),
+// and these tests issue no Get, so the only such read is a compaction
+// starting to merge an input. Time is simulated where the DB sleeps:
+// Env::SleepForMicroseconds advances the clock instead of waiting, so no
+// assertion here depends on how fast the machine is.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <future>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "bloomkv/db.h"
+#include "bloomkv/env.h"
+#include "bloomkv/statistics.h"
+#include "tests/testutil/test_util.h"
+#include "util/counting_env.h"
+#include "util/random.h"
+
+namespace bloomkv {
+namespace {
+
+using Model = std::map<std::string, std::string>;
+
+bool IsSegment(const std::string& f) {
+  return f.size() > 4 && f.compare(f.size() - 4, 4, ".seg") == 0;
+}
+
+// Holds compactions (see the top of the file) and simulates the clock.
+class HoldCompactionEnv final : public EnvWrapper {
+ public:
+  explicit HoldCompactionEnv(Env* target) : EnvWrapper(target) {}
+
+  // From now on, a read at offset 0 of a segment blocks until Release().
+  void Hold() {
+    std::lock_guard<std::mutex> guard(mu_);
+    holding_ = true;
+  }
+  void Release() {
+    std::lock_guard<std::mutex> guard(mu_);
+    holding_ = false;
+    cv_.notify_all();
+  }
+  // Waits until some reader is blocked by Hold().
+  void WaitUntilBlocked() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return blocked_ > 0; });
+  }
+  int blocked() {
+    std::lock_guard<std::mutex> guard(mu_);
+    return blocked_;
+  }
+
+  uint64_t NowMicros() override { return clock_.load(); }
+  void SleepForMicroseconds(uint64_t micros) override {
+    slept_ += micros;
+    clock_ += micros;
+  }
+  uint64_t slept() const { return slept_.load(); }
+
+  Status NewRandomAccessFile(const std::string& f,
+                             std::unique_ptr<RandomAccessFile>* r) override {
+    Status s = target()->NewRandomAccessFile(f, r);
+    if (s.ok() && IsSegment(f))
+      *r = std::make_unique<File>(this, std::move(*r));
+    return s;
+  }
+
+ private:
+  class File final : public RandomAccessFile {
+   public:
+    File(HoldCompactionEnv* env, std::unique_ptr<RandomAccessFile> t)
+        : env_(env), t_(std::move(t)) {}
+    Status Read(uint64_t offset, size_t n, Slice* result,
+                char* scratch) const override {
+      if (offset == 0) env_->MaybeBlock();
+      return t_->Read(offset, n, result, scratch);
+    }
+
+   private:
+    HoldCompactionEnv* const env_;
+    std::unique_ptr<RandomAccessFile> t_;
+  };
+
+  void MaybeBlock() {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!holding_) return;
+    blocked_++;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return !holding_; });
+    blocked_--;
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool holding_ = false;  // GUARDED_BY(mu_)
+  int blocked_ = 0;       // GUARDED_BY(mu_)
+  std::atomic<uint64_t> clock_{1'000'000};
+  std::atomic<uint64_t> slept_{0};
+};
+
+std::string Key(int i) {
+  char buf[16];
+  std::snprintf(buf, sizeof(buf), "key%06d", i);
+  return buf;
+}
+
+int NumFilesAtLevel(DB* db, int level) {
+  std::string v;
+  EXPECT_TRUE(db->GetProperty(
+      "bloomkv.num-files-at-level" + std::to_string(level), &v));
+  return std::stoi(v);
+}
+
+void ExpectContents(DB* db, const Model& model) {
+  for (const auto& [k, v] : model) {
+    std::string value;
+    Status s = db->Get(ReadOptions(), k, &value);
+    ASSERT_TRUE(s.ok()) << k << ": " << s.ToString();
+    ASSERT_EQ(v, value) << k;
+  }
+  size_t n = 0;
+  auto it = db->NewIterator(ReadOptions());
+  for (it->SeekToFirst(); it->Valid(); it->Next()) n++;
+  ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+  EXPECT_EQ(model.size(), n);
+}
+
+class BackgroundTest : public ::testing::Test {
+ protected:
+  BackgroundTest() : env_(Env::Default()) {
+    options_ = test::TinyCompactionOptions();
+    options_.env = &env_;
+    // Nothing but the memtable waits on level 0 in these tests.
+    options_.level0_slowdown_writes_trigger = 1000;
+    options_.level0_stop_writes_trigger = 1000;
+  }
+  ~BackgroundTest() override {
+    env_.Release();
+    db_.reset();
+  }
+
+  void Open() { ASSERT_TRUE(DB::Open(options_, dir_.path(), &db_).ok()); }
+
+  // Writes keys [from, to) with 100-byte values, then flushes them into one
+  // level-0 segment.
+  void WriteAndFlush(int from, int to, Random* rnd) {
+    WriteKeys(from, to, rnd);
+    ASSERT_TRUE(db_->Flush().ok());
+  }
+  void WriteKeys(int from, int to, Random* rnd) {
+    for (int i = from; i < to; i++) {
+      const std::string value = test::RandomString(rnd, 100);
+      ASSERT_TRUE(db_->Put(WriteOptions(), Key(i), value).ok());
+      model_[Key(i)] = value;
+    }
+  }
+
+  // Two level-0 segments with the compaction trigger at two: the level-0
+  // compaction starts, and is held at its first read.
+  void StartHeldCompaction(Random* rnd) {
+    ASSERT_EQ(2, options_.level0_compaction_trigger);
+    env_.Hold();
+    Open();
+    WriteAndFlush(0, 200, rnd);
+    WriteAndFlush(100, 300, rnd);
+    env_.WaitUntilBlocked();
+  }
+
+  test::TempDir dir_;
+  HoldCompactionEnv env_;
+  Options options_;
+  std::unique_ptr<DB> db_;
+  Model model_;
+};
+
+TEST_F(BackgroundTest, FlushCompletesWhileACompactionIsRunning) {
+  Random rnd(301);
+  StartHeldCompaction(&rnd);
+  WriteKeys(300, 400, &rnd);
+  // Flush on another thread: if it waited for the compaction, it would
+  // never end while the compaction is held. The deadline only turns such a
+  // hang into a failure; it is generous enough for any machine.
+  auto flush = std::async(std::launch::async, [this] { return db_->Flush(); });
+  const bool finished =
+      flush.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  EXPECT_TRUE(finished) << "Flush waited for the held compaction";
+  EXPECT_EQ(1, env_.blocked()) << "the compaction should still be held";
+  if (finished) {
+    EXPECT_EQ(3, NumFilesAtLevel(db_.get(), 0));
+    // Writes go on too, through several more memtables.
+    WriteKeys(400, 1500, &rnd);
+    EXPECT_EQ(1, env_.blocked());
+    EXPECT_LT(3, NumFilesAtLevel(db_.get(), 0));
+  }
+  env_.Release();
+  ASSERT_TRUE(flush.get().ok());
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  EXPECT_EQ(0, NumFilesAtLevel(db_.get(), 0));
+  ExpectContents(db_.get(), model_);
+  db_.reset();
+  Open();
+  ExpectContents(db_.get(), model_);
+}
+
+// Level 0 held above the slowdown trigger: small writes are paced by the
+// bytes they write, so their delay adds up to far less than a fixed delay
+// per write would.
+TEST_F(BackgroundTest, SlowdownPacesBytesNotWrites) {
+  options_.level0_slowdown_writes_trigger = 2;
+  constexpr uint64_t kRate = 4 << 20;
+  options_.delayed_write_rate = kRate;
+  // One memtable holds every write: no flush needed while level 0 is held.
+  options_.write_buffer_size = 8 << 20;
+  Random rnd(302);
+  StartHeldCompaction(&rnd);
+
+  constexpr int kWrites = 2000;
+  constexpr size_t kValueSize = 100;
+  const DbStats before = db_->GetStats();
+  const uint64_t slept_before = env_.slept();
+  for (int i = 0; i < kWrites; i++) {
+    const std::string value = test::RandomString(&rnd, kValueSize);
+    ASSERT_TRUE(db_->Put(WriteOptions(), Key(1000 + i), value).ok());
+    model_[Key(1000 + i)] = value;
+  }
+  const DbStats after = db_->GetStats();
+  const uint64_t slept = env_.slept() - slept_before;
+  const uint64_t delayed = after.stall_micros - before.stall_micros;
+  const uint64_t bytes = after.user_bytes_written - before.user_bytes_written;
+  EXPECT_EQ(1, env_.blocked());
+  // The writes were delayed, through the Env's clock, by what their bytes
+  // cost at the rate (but for a last debt too small to sleep off)...
+  EXPECT_EQ(slept, delayed);
+  EXPECT_EQ(delayed, after.write_delay_micros - before.write_delay_micros);
+  const uint64_t cost = bytes * 1'000'000 / kRate;
+  EXPECT_GE(cost, delayed);
+  EXPECT_LE(cost - 1000, delayed);
+  // ... which is far less than 1 ms per write (~220 KB at 4 MiB/s take
+  // about 50 ms, not 2 s).
+  EXPECT_LT(delayed, uint64_t{kWrites} * 1000 / 10) << bytes << " bytes";
+
+  env_.Release();
+  ExpectContents(db_.get(), model_);
+}
+
+// A compaction reads each input in a few large reads, not one per block.
+TEST_F(BackgroundTest, CompactionReadsInputsSequentiallyInLargeReads) {
+  CountingEnv counting(Env::Default());
+  options_.env = &counting;
+  test::KeepEverythingInLevelZero(&options_);
+  options_.write_buffer_size = 1 << 20;
+  Open();
+  Random rnd(303);
+  WriteAndFlush(0, 3000, &rnd);
+  WriteAndFlush(1500, 4500, &rnd);
+  std::vector<SegmentInfo> inputs = db_->GetSegmentInfo();
+  ASSERT_EQ(2u, inputs.size());
+
+  counting.Reset();
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  for (const SegmentInfo& f : inputs) {
+    SCOPED_TRACE(f.file_name);
+    const CountingEnv::Counts c = counting.ForFile(f.file_name);
+    // Every block was read (about 100 blocks of 1 KiB, in one or two reads
+    // each of up to the 2 MiB readahead)...
+    EXPECT_LE(f.file_size / 2, c.random_read_bytes);
+    EXPECT_LE(1u, c.random_reads);
+    EXPECT_GE(2u, c.random_reads);
+  }
+  EXPECT_EQ(0, NumFilesAtLevel(db_.get(), 0));
+  ExpectContents(db_.get(), model_);
+  db_.reset();  // before the Env it uses goes
+}
+
+}  // namespace
+}  // namespace bloomkv

@@ -854,6 +854,17 @@ void DBImpl::RecordBackgroundError(const Status& s) {
 // ---------------------------------------------------------------------------
 // Background work
 
+bool DBImpl::HasBackgroundWork() const {
+  if (!bg_error_.ok()) return false;
+  if (imm_ != nullptr || !running_compactions_.empty()) return true;
+  if (manual_compaction_ != nullptr && !manual_compaction_->done) return true;
+  const Version& v = *versions_->current();
+  for (int level = 0; level < kNumLevels - 1; level++) {
+    if (LevelScore(options_, v, level) >= 1.0) return true;
+  }
+  return false;
+}
+
 void DBImpl::FlushThread() {
   std::unique_lock<std::mutex> lock(mu_);
   while (true) {

@@ -171,6 +171,9 @@ class DBImpl final : public DB {
   Status MergeCompactionInputs(Compaction* c,
                                std::unique_lock<std::mutex>* lock,
                                VersionEdit* edit);
+  // True while a flush or compaction is queued or running (and no
+  // background error stops them).
+  bool HasBackgroundWork() const REQUIRES(mu_);
   // Runs the pending manual compaction, or the most urgent automatic one
   // that conflicts with no running compaction; false if there was none.
   bool BackgroundCompaction(std::unique_lock<std::mutex>* lock);

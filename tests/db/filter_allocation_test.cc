@@ -14,6 +14,7 @@
 
 #include "bloomkv/db.h"
 #include "tests/testutil/test_util.h"
+#include "util/blocked_bloom.h"
 #include "util/random.h"
 
 namespace bloomkv {
@@ -126,7 +127,9 @@ void WaitForCompactions(DB* db) {
       // The score column is rounded: decide from the exact columns.
       busy |= level == "L0" ? segments >= kLevel0Trigger : bytes >= target;
     }
-    if (!busy) return;
+    std::string pending;
+    ASSERT_TRUE(db->GetProperty("bloomkv.compaction-pending", &pending));
+    if (!busy && pending == "0") return;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   std::string levels;
@@ -221,15 +224,29 @@ TEST(FilterAllocationDbTest, SmallLevelsGetMoreBitsForTheSameMemory) {
     above = bits;
   }
   EXPECT_LT(above, 10.0);
-  // About the same filter memory per entry...
+  // No more filter memory per entry (within rounding; less is possible:
+  // each output's bits are chosen for the tree's shape when it is written,
+  // and the shape at which compaction settles varies with the background
+  // threads' timing)...
   const double uniform_bpk = uniform.filter_bits / uniform.entries;
   const double tuned_bpk = tuned.filter_bits / tuned.entries;
-  EXPECT_NEAR(uniform_bpk, tuned_bpk, 0.05 * uniform_bpk);
-  // ... for fewer false positives per lookup of an absent key. (How many
-  // fewer depends on the tree's shape when compaction settles, which the
-  // background thread's timing varies; about 10-35% here.)
-  EXPECT_LT(tuned.deep_fp_sum, uniform.deep_fp_sum)
-      << "uniform " << uniform.deep_fp_sum << ", tuned " << tuned.deep_fp_sum;
+  EXPECT_LE(tuned_bpk, 1.05 * uniform_bpk);
+  EXPECT_GT(tuned_bpk, 0.85 * uniform_bpk);
+  // ... for fewer false positives per lookup of an absent key than equal
+  // bits per key would give with the memory the tuned filters use. (How
+  // many fewer depends on the tree's shape when compaction settles, which
+  // the background threads' timing varies; about 10-35% here.)
+  auto fp_at = [](double bits_per_key) {
+    constexpr uint64_t kKeys = 1000000;
+    return blocked_bloom::TheoreticalFpRate(
+        blocked_bloom::NumLinesFor(kKeys, bits_per_key), kKeys,
+        blocked_bloom::ChooseNumProbes(bits_per_key));
+  };
+  const double uniform_at_tuned_memory =
+      uniform.deep_fp_sum * fp_at(tuned_bpk) / fp_at(uniform_bpk);
+  EXPECT_LT(tuned.deep_fp_sum, uniform_at_tuned_memory)
+      << "uniform " << uniform.deep_fp_sum << " at " << uniform_bpk
+      << " bits per key, tuned " << tuned.deep_fp_sum << " at " << tuned_bpk;
 }
 
 }  // namespace

@@ -192,8 +192,8 @@ void TableCache::Release(Entry* e) {
 }
 
 void TableCache::ShrinkLocked() {
-  // Published before looking at the pins: a release that drops a pin this
-  // pass sees it still pinned then sees the flag, and shrinks again.
+  // The flag is set before the pins are read: a pin released during this
+  // pass is either seen released here or sees the flag and shrinks again.
   while (open_ + opening_ > capacity_) {
     over_capacity_.store(true);
     Entry* victim = nullptr;

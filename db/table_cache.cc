@@ -2,6 +2,7 @@
 #include "db/table_cache.h"
 
 #include <algorithm>
+#include <atomic>
 
 #include "db/filename.h"
 #include "table/two_level_iterator.h"
@@ -10,27 +11,32 @@
 
 namespace bloomkv {
 
-struct TableCache::Entry {
+// Fields marked (mu_) are guarded by the cache's mutex.
+struct TableCacheEntry {
+  // The pins, plus 1 while the cache keeps the file open and not evicted;
+  // 0 when closed. reader is set before the count leaves 0 and reset only
+  // after the cache took it from 1 to 0, under mu_.
+  std::atomic<uint64_t> refs{0};
+  std::atomic<uint64_t> last_use{0};  // use_clock_ at the latest pin
   uint64_t number = 0;
-  std::unique_ptr<SegmentReader> reader;
-  int pins = 0;
-  bool evicted = false;  // Evict()ed while pinned
-  // Neighbours in the LRU list while pins == 0. Intrusive, so that pinning
-  // and releasing a file allocate nothing.
-  Entry* prev = nullptr;
-  Entry* next = nullptr;
+  std::unique_ptr<SegmentReader> reader;  // null while closed
+  // Neighbours in the open list while open and not evicted (mu_).
+  // Intrusive, so that opening and closing a file allocate nothing more.
+  TableCacheEntry* prev = nullptr;
+  TableCacheEntry* next = nullptr;
 };
 
 void TableCache::Unlink(Entry* e) {
   e->prev->next = e->next;
   e->next->prev = e->prev;
+  e->prev = e->next = nullptr;
 }
 
-void TableCache::AppendToLru(Entry* e) {
-  e->next = lru_.get();
-  e->prev = lru_->prev;
+void TableCache::AppendToOpenList(Entry* e) {
+  e->next = open_list_.get();
+  e->prev = open_list_->prev;
   e->prev->next = e;
-  lru_->prev = e;
+  open_list_->prev = e;
 }
 
 TableCache::TableCache(std::string dbname, Env* env,
@@ -41,11 +47,18 @@ TableCache::TableCache(std::string dbname, Env* env,
       filter_policy_(std::move(filter_policy)),
       block_cache_(block_cache),
       capacity_(std::max<size_t>(capacity, 1)),
-      lru_(std::make_unique<Entry>()) {
-  lru_->prev = lru_->next = lru_.get();
+      open_list_(std::make_unique<Entry>()) {
+  open_list_->prev = open_list_->next = open_list_.get();
 }
 
-TableCache::~TableCache() = default;
+TableCache::~TableCache() {
+  // Entries can outlive the cache in FileMetaData: close their files now.
+  std::lock_guard<std::mutex> guard(mu_);
+  for (auto& [number, e] : entries_) {
+    e->refs.store(0);
+    e->reader.reset();
+  }
+}
 
 Status TableCache::OpenReader(const FileMetaData& f,
                               std::shared_ptr<const FilterPolicy> filter_policy,
@@ -87,34 +100,46 @@ void TableCache::Load(FileMetaData* f) {
   if (s.ok()) f->filter = reader->filter();
   f->open_status = s;
   std::lock_guard<std::mutex> guard(mu_);
-  InsertLocked(f->number, s.ok() ? std::move(reader) : nullptr, false);
+  f->table_cache_entry = InsertLocked(
+      f->number, s.ok() ? std::move(reader) : nullptr, /*pin=*/false);
+}
+
+bool TableCache::TryPin(Entry* e) {
+  uint64_t refs = e->refs.load(std::memory_order_acquire);
+  do {
+    if (refs == 0) return false;
+  } while (!e->refs.compare_exchange_weak(refs, refs + 1));
+  e->last_use.store(use_clock_.fetch_add(1, std::memory_order_relaxed) + 1,
+                    std::memory_order_relaxed);
+  return true;
 }
 
 Status TableCache::Acquire(const FileMetaData& f, Handle* handle) {
   handle->Reset();
   if (!f.open_status.ok()) return f.open_status;
-  {
+  Entry* e = f.table_cache_entry.get();
+  if (e == nullptr || !TryPin(e)) {
     std::lock_guard<std::mutex> guard(mu_);
     auto it = entries_.find(f.number);
-    if (it != entries_.end()) {
-      Entry* e = it->second.get();
-      if (e->pins++ == 0) Unlink(e);
-      handle->cache_ = this;
-      handle->entry_ = e;
-      return Status::OK();
+    e = it != entries_.end() ? it->second.get() : nullptr;
+    // Under mu_ an entry in entries_ is either closed or stays open.
+    if (e == nullptr || !TryPin(e)) {
+      e = nullptr;
+      ReserveLocked();
     }
-    ReserveLocked();
   }
-  std::unique_ptr<SegmentReader> reader;
-  Status s = OpenReader(f, nullptr, &reader);
-  std::lock_guard<std::mutex> guard(mu_);
-  Entry* e = InsertLocked(f.number, s.ok() ? std::move(reader) : nullptr,
-                          /*pin=*/true);
-  if (e != nullptr) {
-    handle->cache_ = this;
-    handle->entry_ = e;
+  if (e == nullptr) {
+    std::unique_ptr<SegmentReader> reader;
+    Status s = OpenReader(f, nullptr, &reader);
+    std::lock_guard<std::mutex> guard(mu_);
+    e = InsertLocked(f.number, s.ok() ? std::move(reader) : nullptr,
+                     /*pin=*/true)
+            .get();
+    if (e == nullptr) return s;
   }
-  return s;
+  handle->cache_ = this;
+  handle->entry_ = e;
+  return Status::OK();
 }
 
 void TableCache::ReserveLocked() {
@@ -122,75 +147,100 @@ void TableCache::ReserveLocked() {
   ShrinkLocked();
 }
 
-TableCache::Entry* TableCache::InsertLocked(
+std::shared_ptr<TableCache::Entry> TableCache::InsertLocked(
     uint64_t number, std::unique_ptr<SegmentReader> reader, bool pin) {
   opening_--;
-  Entry* e = nullptr;
+  std::shared_ptr<Entry> result;
   if (reader != nullptr) {
-    auto it = entries_.find(number);
-    if (it != entries_.end()) {
+    std::shared_ptr<Entry>& slot = entries_[number];
+    if (slot == nullptr) {
+      slot = std::make_shared<Entry>();
+      slot->number = number;
+    }
+    result = slot;
+    Entry* e = result.get();
+    if (e->refs.load() != 0) {
       // Another thread opened the file meanwhile: use its reader. Ours is
       // closed here, before it stops being counted.
-      e = it->second.get();
       reader.reset();
-      if (pin && e->pins++ == 0) Unlink(e);
+      if (pin) TryPin(e);
     } else {
-      auto owned = std::make_unique<Entry>();
-      e = owned.get();
-      e->number = number;
       e->reader = std::move(reader);
+      open_++;
       index_bytes_ += e->reader->index_memory();
-      entries_.emplace(number, std::move(owned));
-      if (pin) {
-        e->pins = 1;
-      } else {
-        AppendToLru(e);
-      }
+      AppendToOpenList(e);
+      e->last_use.store(use_clock_.fetch_add(1, std::memory_order_relaxed) + 1,
+                        std::memory_order_relaxed);
+      e->refs.store(pin ? 2 : 1, std::memory_order_release);
     }
   }
   ShrinkLocked();
-  return e;
+  return result;
 }
 
 void TableCache::Release(Entry* e) {
-  std::lock_guard<std::mutex> guard(mu_);
-  if (--e->pins > 0) return;
-  AppendToLru(e);
-  if (e->evicted) {
+  const uint64_t before = e->refs.fetch_sub(1);
+  if (before == 1) {
+    // The last pin of an evicted file.
+    std::lock_guard<std::mutex> guard(mu_);
     CloseLocked(e);
-  } else {
+    evicted_.erase(e);
+  } else if (before == 2 && over_capacity_.load()) {
+    std::lock_guard<std::mutex> guard(mu_);
     ShrinkLocked();
   }
 }
 
 void TableCache::ShrinkLocked() {
-  while (entries_.size() + opening_ > capacity_ && lru_->next != lru_.get()) {
-    CloseLocked(lru_->next);
+  // The flag is set before the pins are read: a pin released during this
+  // pass is either seen released here or sees the flag and shrinks again.
+  while (open_ + opening_ > capacity_) {
+    over_capacity_.store(true);
+    Entry* victim = nullptr;
+    for (Entry* e = open_list_->next; e != open_list_.get(); e = e->next) {
+      if (e->refs.load() == 1 &&
+          (victim == nullptr ||
+           e->last_use.load(std::memory_order_relaxed) <
+               victim->last_use.load(std::memory_order_relaxed))) {
+        victim = e;
+      }
+    }
+    if (victim == nullptr) return;  // every open file is pinned
+    uint64_t unpinned = 1;
+    if (victim->refs.compare_exchange_strong(unpinned, 0)) {
+      Unlink(victim);
+      CloseLocked(victim);
+    }
   }
+  over_capacity_.store(false);
 }
 
 void TableCache::CloseLocked(Entry* e) {
-  // REQUIRES: e is unpinned (in the LRU list).
-  Unlink(e);
   index_bytes_ -= e->reader->index_memory();
-  entries_.erase(e->number);  // closes the file
+  e->reader.reset();  // closes the file
+  open_--;
 }
 
 void TableCache::Evict(uint64_t number) {
   std::lock_guard<std::mutex> guard(mu_);
   auto it = entries_.find(number);
   if (it == entries_.end()) return;
-  Entry* e = it->second.get();
-  if (e->pins == 0) {
-    CloseLocked(e);
+  std::shared_ptr<Entry> e = std::move(it->second);
+  entries_.erase(it);
+  if (e->reader == nullptr) return;  // closed
+  Unlink(e.get());
+  // Drops the cache's own reference; pins keep the file open.
+  if (e->refs.fetch_sub(1) == 1) {
+    CloseLocked(e.get());
   } else {
-    e->evicted = true;
+    Entry* raw = e.get();
+    evicted_.emplace(raw, std::move(e));
   }
 }
 
 size_t TableCache::open_files() const {
   std::lock_guard<std::mutex> guard(mu_);
-  return entries_.size() + opening_;
+  return open_ + opening_;
 }
 
 uint64_t TableCache::index_bytes() const {

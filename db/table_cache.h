@@ -25,12 +25,23 @@
 // tries again. A segment whose Load failed (FileMetaData::open_status) is
 // never opened here: its error is returned.
 //
-// Thread-safety: thread-safe. One mutex guards the table; it is held for
-// the lookup and while a closed file's descriptor is released, never while
-// a file is opened or read.
+// A lookup of an open file takes no lock: Load leaves the file's entry in
+// FileMetaData::table_cache_entry, and Acquire pins it with one atomic
+// increment of its reference count, which counts the pins plus one while
+// the cache keeps the file open. The cache closes a file only by taking
+// that count from 1 (open, unpinned) to 0, so a pin and a close never both
+// succeed. Each pin stamps the entry from a use counter; the file closed to
+// make room is the unpinned one with the oldest stamp.
+//
+// Thread-safety: thread-safe. One mutex guards the table, opening, closing
+// and eviction; it is held while a closed file's descriptor is released,
+// never while a file is opened or read, and not at all when a lookup pins
+// or releases an open file (unless the release is the last pin of an
+// evicted file, or of a file while the cache is over its capacity).
 #ifndef BLOOMKV_DB_TABLE_CACHE_H_
 #define BLOOMKV_DB_TABLE_CACHE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -47,6 +58,9 @@
 namespace bloomkv {
 
 class Cache;
+
+// One segment file's slot in the table cache; defined in table_cache.cc.
+struct TableCacheEntry;
 
 // Descriptors a database keeps outside the table cache: the WAL, the
 // manifest, LOG, LOCK, the segment a flush or a compaction is writing, and
@@ -82,7 +96,8 @@ class TableCache {
   void Load(FileMetaData* f);
 
   // Pins f's reader in *handle (releasing what *handle held), opening the
-  // file again if it was closed.
+  // file again if it was closed. Lock-free when the file is open and f went
+  // through Load.
   Status Acquire(const FileMetaData& f, Handle* handle);
 
   // An iterator over f's entries that keeps f open until it is destroyed;
@@ -106,28 +121,33 @@ class TableCache {
   uint64_t index_bytes() const;
 
  private:
-  struct Entry;
+  using Entry = TableCacheEntry;
 
   // Opens f's file and reads its metadata. filter_policy is null when
   // reopening: the filter comes from f.
   Status OpenReader(const FileMetaData& f,
                     std::shared_ptr<const FilterPolicy> filter_policy,
                     std::unique_ptr<SegmentReader>* reader);
+  // Pins e if it is open (one atomic step, no lock); false if it is closed.
+  bool TryPin(Entry* e);
   // Reserves a place for a file about to be opened, closing unpinned files
   // beyond the capacity first. REQUIRES: mu_ held.
   void ReserveLocked() REQUIRES(mu_);
-  // Ends a reservation; adds reader (if non-null) as f's open file unless
-  // one is already there. Returns the entry, pinned when pin is set, or
-  // null when there is no reader. REQUIRES: mu_ held.
-  Entry* InsertLocked(uint64_t number, std::unique_ptr<SegmentReader> reader,
-                      bool pin) REQUIRES(mu_);
+  // Ends a reservation; makes reader (if non-null) number's open file
+  // unless one is already open. Returns the entry, pinned when pin is set,
+  // or null when there is no reader. REQUIRES: mu_ held.
+  std::shared_ptr<Entry> InsertLocked(uint64_t number,
+                                      std::unique_ptr<SegmentReader> reader,
+                                      bool pin) REQUIRES(mu_);
   void Release(Entry* e);
-  // Closes least recently used unpinned files while more than the
+  // Closes the unpinned files used longest ago while more than the
   // capacity are open. REQUIRES: mu_ held.
   void ShrinkLocked() REQUIRES(mu_);
+  // Closes e's file. REQUIRES: mu_ held, e open and no longer pinnable
+  // (reference count 0), out of the open list.
   void CloseLocked(Entry* e) REQUIRES(mu_);
-  void AppendToLru(Entry* e) REQUIRES(mu_);
-  static void Unlink(Entry* e);  // from the LRU list; REQUIRES: mu_ held
+  void AppendToOpenList(Entry* e) REQUIRES(mu_);
+  static void Unlink(Entry* e);  // from the open list; REQUIRES: mu_ held
 
   const std::string dbname_;
   Env* const env_;
@@ -136,12 +156,20 @@ class TableCache {
   const size_t capacity_;
 
   mutable std::mutex mu_;
-  std::unordered_map<uint64_t, std::unique_ptr<Entry>> entries_ GUARDED_BY(mu_);
-  // Sentinel of the circular list of unpinned entries, least recently
-  // used first (lru_->next).
-  const std::unique_ptr<Entry> lru_ GUARDED_BY(mu_);
+  // Every segment Loaded or reopened and not evicted, open or closed.
+  std::unordered_map<uint64_t, std::shared_ptr<Entry>> entries_ GUARDED_BY(mu_);
+  // Evicted while pinned: closed and dropped at their last release.
+  std::unordered_map<Entry*, std::shared_ptr<Entry>> evicted_ GUARDED_BY(mu_);
+  // Sentinel of the circular list of open, not evicted entries.
+  const std::unique_ptr<Entry> open_list_ GUARDED_BY(mu_);
+  size_t open_ GUARDED_BY(mu_) = 0;     // entries with a reader
   size_t opening_ GUARDED_BY(mu_) = 0;  // reserved, being opened
   uint64_t index_bytes_ GUARDED_BY(mu_) = 0;
+  // open_ + opening_ > capacity_ as of the last ShrinkLocked: the release
+  // of a pin takes the lock to shrink only then.
+  std::atomic<bool> over_capacity_{false};
+  // Stamps pins, for choosing the file used longest ago.
+  std::atomic<uint64_t> use_clock_{0};
 };
 
 // Pins one open segment reader while it exists. Move-only.

@@ -27,6 +27,7 @@
 namespace bloomkv {
 
 class SegmentFilter;
+struct TableCacheEntry;
 
 constexpr int kNumLevels = 7;
 
@@ -58,6 +59,9 @@ struct FileMetaData {
   std::shared_ptr<const SegmentFilter> filter;  // null: none usable
   Status open_status;     // not OK: the segment cannot be read, and why
   uint64_t cache_id = 0;  // the file's id in the block cache
+  // The file's place in the table cache (null until Load succeeds): a
+  // lookup pins the open file through it with one atomic increment.
+  std::shared_ptr<TableCacheEntry> table_cache_entry;
   mutable SegmentCounters counters;  // updated through const pointers
 };
 

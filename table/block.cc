@@ -11,7 +11,7 @@
 
 namespace bloomkv {
 
-Block::Block(ConstructionKey, std::string contents,
+Block::Block(ConstructionKey, BlockContents contents,
              std::shared_ptr<const std::string> file_name, uint64_t offset,
              uint32_t restarts_offset, uint32_t num_restarts)
     : contents_(std::move(contents)),
@@ -20,13 +20,20 @@ Block::Block(ConstructionKey, std::string contents,
       restarts_offset_(restarts_offset),
       num_restarts_(num_restarts) {}
 
-Status Block::Parse(std::string contents, const std::string& file_name,
+Status Block::Parse(BlockContents contents, const std::string& file_name,
                     uint64_t offset, std::shared_ptr<const Block>* block) {
   return Parse(std::move(contents),
                std::make_shared<const std::string>(file_name), offset, block);
 }
 
-Status Block::Parse(std::string contents,
+Status Block::Parse(const std::string& contents, const std::string& file_name,
+                    uint64_t offset, std::shared_ptr<const Block>* block) {
+  BlockContents copy(contents.size());
+  std::memcpy(copy.data(), contents.data(), contents.size());
+  return Parse(std::move(copy), file_name, offset, block);
+}
+
+Status Block::Parse(BlockContents contents,
                     std::shared_ptr<const std::string> file_name_ptr,
                     uint64_t offset, std::shared_ptr<const Block>* block) {
   const std::string& file_name = *file_name_ptr;

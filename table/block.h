@@ -20,6 +20,7 @@
 #include "bloomkv/iterator.h"
 #include "bloomkv/slice.h"
 #include "bloomkv/status.h"
+#include "table/format.h"
 
 namespace bloomkv {
 
@@ -61,13 +62,16 @@ class Block {
  public:
   // Validates the restart array trailer. file_name and offset (of the block
   // in its file) name the block in error messages.
-  static Status Parse(std::string contents, const std::string& file_name,
+  static Status Parse(BlockContents contents, const std::string& file_name,
                       uint64_t offset, std::shared_ptr<const Block>* block);
   // The same with a name shared by every block of one file, so that reading
   // a block does not allocate a copy of the name.
   // REQUIRES: file_name is not null.
-  static Status Parse(std::string contents,
+  static Status Parse(BlockContents contents,
                       std::shared_ptr<const std::string> file_name,
+                      uint64_t offset, std::shared_ptr<const Block>* block);
+  // The same from bytes in a string (copied), for blocks built in memory.
+  static Status Parse(const std::string& contents, const std::string& file_name,
                       uint64_t offset, std::shared_ptr<const Block>* block);
 
   // Only Parse can name a ConstructionKey; the constructor is public for
@@ -77,7 +81,7 @@ class Block {
     friend class Block;
     ConstructionKey() = default;
   };
-  Block(ConstructionKey, std::string contents,
+  Block(ConstructionKey, BlockContents contents,
         std::shared_ptr<const std::string> file_name, uint64_t offset,
         uint32_t restarts_offset, uint32_t num_restarts);
 
@@ -110,7 +114,7 @@ class Block {
   // "<what> at byte <at> of block" as a Corruption naming file and block.
   Status CorruptionInBlock(const std::string& what, uint32_t at) const;
 
-  const std::string contents_;
+  const BlockContents contents_;
   const std::shared_ptr<const std::string> file_name_;
   const uint64_t offset_;
   const uint32_t restarts_offset_;  // where the restart array starts

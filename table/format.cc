@@ -3,7 +3,9 @@
 
 #include <lz4.h>
 
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include "bloomkv/env.h"
 #include "util/coding.h"
@@ -161,11 +163,22 @@ namespace {
 // stack when the file copies what it reads (pread): every data block of the
 // default 4 KiB block size. Larger ones (index, filter) go to the heap.
 constexpr size_t kStackScratchSize = 8 << 10;
-}  // namespace
 
-Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
-                 const BlockHandle& handle, bool verify_checksum,
-                 std::string* contents, uint64_t* bytes_read) {
+// Makes *out a buffer of n bytes to be overwritten and returns it.
+char* AllocateContents(std::string* out, size_t n) {
+  out->resize(n);
+  return out->data();
+}
+char* AllocateContents(BlockContents* out, size_t n) {
+  *out = BlockContents(n);
+  return out->data();
+}
+
+// ReadBlock into either kind of buffer.
+template <typename Contents>
+Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
+                     const BlockHandle& handle, bool verify_checksum,
+                     Contents* contents, uint64_t* bytes_read) {
   if (handle.size > std::numeric_limits<size_t>::max() - kBlockTrailerSize) {
     return CorruptionAt(file_name, "block handle too large", handle.offset);
   }
@@ -202,12 +215,14 @@ Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
   }
   switch (static_cast<CompressionType>(static_cast<uint8_t>(p[n]))) {
     case CompressionType::kNone:
-      if (!heap_scratch.empty() && p == heap_scratch.data()) {
-        heap_scratch.resize(n);
-        *contents = std::move(heap_scratch);
-      } else {
-        contents->assign(p, n);
+      if constexpr (std::is_same_v<Contents, std::string>) {
+        if (!heap_scratch.empty() && p == heap_scratch.data()) {
+          heap_scratch.resize(n);
+          *contents = std::move(heap_scratch);
+          return Status::OK();
+        }
       }
+      std::memcpy(AllocateContents(contents, n), p, n);
       return Status::OK();
     case CompressionType::kLZ4: {
       uint32_t raw_size;
@@ -222,12 +237,11 @@ Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
       if (compressed > static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) {
         return CorruptionAt(file_name, "LZ4 block too large", handle.offset);
       }
-      contents->resize(raw_size);
-      const int got_raw =
-          LZ4_decompress_safe(q, contents->data(), static_cast<int>(compressed),
-                              static_cast<int>(raw_size));
+      char* raw = AllocateContents(contents, raw_size);
+      const int got_raw = LZ4_decompress_safe(
+          q, raw, static_cast<int>(compressed), static_cast<int>(raw_size));
       if (got_raw < 0 || static_cast<uint32_t>(got_raw) != raw_size) {
-        contents->clear();
+        *contents = Contents();
         return CorruptionAt(file_name, "corrupt LZ4 block", handle.offset);
       }
       return Status::OK();
@@ -237,6 +251,22 @@ Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
                       "unknown block compression type " +
                           std::to_string(static_cast<uint8_t>(p[n])),
                       handle.offset);
+}
+
+}  // namespace
+
+Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
+                 const BlockHandle& handle, bool verify_checksum,
+                 std::string* contents, uint64_t* bytes_read) {
+  return ReadBlockInto(file, file_name, handle, verify_checksum, contents,
+                       bytes_read);
+}
+
+Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
+                 const BlockHandle& handle, bool verify_checksum,
+                 BlockContents* contents, uint64_t* bytes_read) {
+  return ReadBlockInto(file, file_name, handle, verify_checksum, contents,
+                       bytes_read);
 }
 
 }  // namespace bloomkv

@@ -9,6 +9,7 @@
 #define BLOOMKV_TABLE_FORMAT_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "bloomkv/options.h"
@@ -76,6 +77,27 @@ CompressionType CompressBlock(const Slice& raw, CompressionType type,
 void AppendBlockTrailer(const Slice& payload, CompressionType type,
                         std::string* dst);
 
+// The uncompressed bytes of one block, in a heap buffer of exactly their
+// size. The buffer is not zero-filled when allocated: whoever allocates it
+// writes every byte (a block read copies or decompresses into all of it).
+// Move-only. Thread-safety: a plain value.
+class BlockContents {
+ public:
+  BlockContents() = default;
+  // n bytes of uninitialized storage.
+  explicit BlockContents(size_t n)
+      : data_(std::make_unique_for_overwrite<char[]>(n)), size_(n) {}
+
+  char* data() { return data_.get(); }
+  const char* data() const { return data_.get(); }
+  size_t size() const { return size_; }
+  Slice slice() const { return Slice(data_.get(), size_); }
+
+ private:
+  std::unique_ptr<char[]> data_;
+  size_t size_ = 0;
+};
+
 // Reads the block at handle, checks its checksum when verify_checksum is
 // set, and stores its uncompressed contents in *contents. Adds the bytes read
 // to *bytes_read (if not null). Any malformation is Corruption naming
@@ -83,6 +105,11 @@ void AppendBlockTrailer(const Slice& payload, CompressionType type,
 Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
                  const BlockHandle& handle, bool verify_checksum,
                  std::string* contents, uint64_t* bytes_read);
+// The same into a buffer that is never zero-filled first: the data block
+// read of a lookup.
+Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
+                 const BlockHandle& handle, bool verify_checksum,
+                 BlockContents* contents, uint64_t* bytes_read);
 
 // "<file_name>: <what> at offset <offset>" as a Corruption status.
 Status CorruptionAt(const std::string& file_name, const std::string& what,

@@ -92,7 +92,7 @@ struct SegmentReader::Rep {
       if (stats != nullptr) stats->cache_misses++;
     }
     const bool insert = cache != nullptr && ro.fill_cache;
-    std::string contents;
+    BlockContents contents;
     uint64_t bytes = 0;
     // Blocks served from the cache count as verified, so a block headed for
     // the cache is always checksummed.
@@ -196,11 +196,12 @@ Status SegmentReader::Open(const SegmentReaderOptions& options,
                         footer.properties_handle.offset);
   }
 
+  BlockContents index_contents;
   s = ReadBlock(rep->file.get(), file_name, footer.index_handle, true,
-                &contents, nullptr);
+                &index_contents, nullptr);
   if (s.ok()) {
-    s = Block::Parse(std::move(contents), file_name, footer.index_handle.offset,
-                     &rep->index_block);
+    s = Block::Parse(std::move(index_contents), file_name,
+                     footer.index_handle.offset, &rep->index_block);
   }
   if (!s.ok()) return s;
 
@@ -303,7 +304,7 @@ std::unique_ptr<Iterator> SegmentReader::NewIterator(
       BlockHandle handle;
       Status s = r->DecodeIndexValue(index_value, *r->index_block, &handle);
       if (s.ok()) s = r->CheckHandle(handle, "data");
-      std::string contents;
+      BlockContents contents;
       uint64_t bytes = 0;
       if (s.ok()) {
         s = ReadBlock(file.get(), r->file_name, handle,

@@ -214,6 +214,60 @@ TEST_F(TableCacheTest, EvictClosesAtOnceOrAtTheLastRelease) {
   EXPECT_EQ(1, env_.open());
 }
 
+// Lookups pin open files without the lock; closes to make room and
+// evictions (even of files being read) race with them. Every answer stays
+// right, open files never exceed the capacity plus what is pinned or being
+// opened, and everything is closed in the end.
+TEST_F(TableCacheTest, ConcurrentPinsClosesAndEvictionsKeepAnswersAndBudget) {
+  constexpr int kFiles = 8;
+  constexpr size_t kCapacity = 3;
+  constexpr int kReaders = 4;
+  constexpr int kOpsPerReader = 1500;
+  Build(kFiles, kCapacity);
+  for (uint64_t seed : test::TestSeeds()) {
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    std::atomic<bool> failed{false};
+    std::atomic<int> readers_left{kReaders};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kReaders; t++) {
+      threads.emplace_back([&, t] {
+        Random rnd(seed + t);
+        for (int i = 0; i < kOpsPerReader && !failed.load(); i++) {
+          // Sometimes holds a second pin across the lookup, so that every
+          // open file can be pinned at once.
+          TableCache::Handle held;
+          if (rnd.OneIn(4) &&
+              !cache_->Acquire(*files_[rnd.Uniform(kFiles)], &held).ok()) {
+            failed.store(true);
+          }
+          if (!Read(1 + static_cast<int>(rnd.Uniform(kFiles))).ok()) {
+            failed.store(true);
+          }
+          // Each reader pins at most two files or one file and one being
+          // opened.
+          if (env_.open() > static_cast<int>(kCapacity) + 2 * kReaders) {
+            failed.store(true);
+          }
+        }
+        readers_left.fetch_sub(1);
+      });
+    }
+    threads.emplace_back([&] {
+      Random rnd(seed ^ 0xe1c7);
+      while (readers_left.load() > 0) {
+        cache_->Evict(1 + rnd.Uniform(kFiles));
+        std::this_thread::yield();
+      }
+    });
+    for (auto& th : threads) th.join();
+    EXPECT_FALSE(failed.load());
+    EXPECT_LE(env_.open(), static_cast<int>(kCapacity));
+    EXPECT_EQ(static_cast<size_t>(env_.open()), cache_->open_files());
+  }
+  cache_.reset();
+  EXPECT_EQ(0, env_.open());
+}
+
 TEST_F(TableCacheTest, AFailedReopenIsReportedAndNotRemembered) {
   Build(4, 2);  // segments 1 and 2 are closed
   const std::string fname = SegmentFileName(dir_.path(), 1);

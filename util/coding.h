@@ -60,7 +60,21 @@ bool GetLengthPrefixedSlice(Slice* input, Slice* result);
 
 // Pointer-based decoders: return the byte after the varint, or nullptr if it
 // is malformed or runs past limit.
-const char* GetVarint32Ptr(const char* p, const char* limit, uint32_t* v);
+// GetVarint32Ptr is inline for the common one-byte varint (memtable key
+// lengths, block entry headers: every comparison and block search decodes
+// some); longer ones go to GetVarint32PtrSlow.
+const char* GetVarint32PtrSlow(const char* p, const char* limit, uint32_t* v);
+inline const char* GetVarint32Ptr(const char* p, const char* limit,
+                                  uint32_t* v) {
+  if (p < limit) {
+    const uint32_t byte = *reinterpret_cast<const unsigned char*>(p);
+    if ((byte & 0x80) == 0) {
+      *v = byte;
+      return p + 1;
+    }
+  }
+  return GetVarint32PtrSlow(p, limit, v);
+}
 const char* GetVarint64Ptr(const char* p, const char* limit, uint64_t* v);
 
 int VarintLength(uint64_t v);

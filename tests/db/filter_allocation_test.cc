@@ -215,15 +215,16 @@ TEST(FilterAllocationDbTest, SmallLevelsGetMoreBitsForTheSameMemory) {
   for (const auto& [level, bits] : uniform.bits_per_key) {
     EXPECT_NEAR(10.0, bits, 0.01) << "level " << level;
   }
-  // Bits per key fall level by level below level 0, the deepest level
-  // below the average.
-  double above = kMaxFilterBitsPerKey + 1;
-  for (const auto& [level, bits] : tuned.bits_per_key) {
-    if (level == 0) continue;
-    EXPECT_LT(bits, above) << "level " << level;
-    above = bits;
-  }
-  EXPECT_LT(above, 10.0);
+  // Level 1 gets more bits per key than the deepest level, which gets fewer
+  // than the average. (Levels in between are not compared: a segment's bits
+  // are chosen for the tree as it was when the segment was written, and a
+  // slow run, e.g. under ThreadSanitizer, writes some of the deepest
+  // segments while that level was still small.)
+  ASSERT_TRUE(tuned.bits_per_key.count(1)) << "needs level 1";
+  const double level1 = tuned.bits_per_key.at(1);
+  const double deepest = tuned.bits_per_key.rbegin()->second;
+  EXPECT_GT(level1, deepest);
+  EXPECT_LT(deepest, 10.0);
   // No more filter memory per entry (within rounding; less is possible:
   // each output's bits are chosen for the tree's shape when it is written,
   // and the shape at which compaction settles varies with the background

@@ -1,7 +1,8 @@
 // DBImpl::PinCheckpointFiles: the one hook a checkpoint needs from the
 // engine; see db/checkpoint_files.h and include/bloomkv/checkpoint.h.
 //
-// Thread-safety: takes mu_; safe to call while other threads read and write.
+// Thread-safety: takes mu_ (and lists the directory under it); safe to call
+// while other threads read and write.
 #include <set>
 
 #include "db/checkpoint_files.h"
@@ -14,13 +15,15 @@ Status DBImpl::PinCheckpointFiles(CheckpointFiles* files) {
   if (read_only_) {
     return Status::NotSupported(dbname_, "database is open read-only");
   }
-  // Listed before taking the mutex: the only log that can appear meanwhile
-  // is the current one, added below.
+  // Listed under the mutex: logs are created only under it, so the listing
+  // and the state pinned below agree. (Listed before taking it, a flush
+  // thread and a writer could switch logs twice in between, and the log the
+  // running flush has not covered yet would be missing from the listing.)
+  std::lock_guard<std::mutex> guard(mu_);
+  if (!bg_error_.ok()) return bg_error_;
   std::vector<std::string> children;
   Status s = env_->GetChildren(dbname_, &children);
   if (!s.ok()) return s;
-  std::lock_guard<std::mutex> guard(mu_);
-  if (!bg_error_.ok()) return bg_error_;
   std::set<uint64_t> logs = {log_number_};
   for (const std::string& name : children) {
     uint64_t number;

@@ -8,12 +8,18 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <future>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "bloomkv/db.h"
@@ -159,6 +165,110 @@ TEST_F(CheckpointTest, IntoAnExistingDirectoryFailsAndTouchesNothing) {
   EXPECT_FALSE(fs::exists(dir_.File("no")));
   std::string value;
   EXPECT_TRUE(db->Get(ReadOptions(), "k", &value).ok());
+}
+
+// An Env whose next listing of a directory by a given thread runs a callback
+// after listing, and which can hold every new segment file's creation until
+// released.
+class HookEnv final : public EnvWrapper {
+ public:
+  explicit HookEnv(Env* target) : EnvWrapper(target) {}
+  Status GetChildren(const std::string& dir,
+                     std::vector<std::string>* result) override {
+    Status s = EnvWrapper::GetChildren(dir, result);
+    std::function<void()> hook;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (std::this_thread::get_id() == hook_thread_) {
+        hook = std::exchange(after_listing_, nullptr);
+      }
+    }
+    if (hook) hook();
+    return s;
+  }
+  Status NewWritableFile(const std::string& fname,
+                         std::unique_ptr<WritableFile>* result) override {
+    if (fname.ends_with(".seg")) {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (hold_segments_) {
+        segment_waiting_ = true;
+        cv_.notify_all();
+        cv_.wait(lock, [this] { return !hold_segments_; });
+      }
+    }
+    return EnvWrapper::NewWritableFile(fname, result);
+  }
+  // The calling thread's next GetChildren runs hook after listing.
+  void AfterNextListing(std::function<void()> hook) {
+    std::lock_guard<std::mutex> lock(mu_);
+    hook_thread_ = std::this_thread::get_id();
+    after_listing_ = std::move(hook);
+  }
+  void HoldSegments() {
+    std::lock_guard<std::mutex> lock(mu_);
+    hold_segments_ = true;
+  }
+  void WaitForHeldSegment() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [this] { return segment_waiting_; });
+  }
+  void ReleaseSegments() {
+    std::lock_guard<std::mutex> lock(mu_);
+    hold_segments_ = false;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::thread::id hook_thread_;
+  std::function<void()> after_listing_;
+  bool hold_segments_ = false;
+  bool segment_waiting_ = false;
+};
+
+// Right after the checkpoint lists the source's files, the source switches
+// logs twice and its second flush is still running: if the checkpoint
+// pinned the source's state after (not with) the listing, the log that
+// flush has not covered yet would be needed but never listed.
+TEST_F(CheckpointTest, LogsCreatedWhileTheFilesAreListedAreCopied) {
+  HookEnv env(Env::Default());
+  Options options = SourceOptions();
+  options.env = &env;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, db_, &db).ok());
+  ASSERT_TRUE(db->Put(WriteOptions(), "a", "1").ok());
+  std::thread switcher, flusher;
+  std::promise<void> switched;
+  std::future<void> switched_future = switched.get_future();
+  env.AfterNextListing([&] {
+    switcher = std::thread([&] {
+      EXPECT_TRUE(db->Flush().ok());  // a new log; the old one is covered
+      EXPECT_TRUE(db->Put(WriteOptions(), "b", "2").ok());
+      env.HoldSegments();
+      flusher = std::thread([&] { EXPECT_TRUE(db->Flush().ok()); });
+      env.WaitForHeldSegment();  // another new log, "b"'s not covered yet
+      switched.set_value();
+    });
+    // If the listing ran under the DB mutex, the switcher waits for the
+    // checkpoint to let go of it: give up waiting then, it cannot interleave.
+    switched_future.wait_for(std::chrono::seconds(2));
+  });
+  CheckpointOptions checkpoint;
+  checkpoint.flush = false;
+  Status s = CreateCheckpoint(db.get(), copy_, checkpoint);
+  ASSERT_TRUE(switcher.joinable()) << "the listing hook never ran";
+  switcher.join();
+  env.ReleaseSegments();
+  flusher.join();
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  db.reset();
+
+  std::unique_ptr<DB> copy;
+  s = DB::Open(Options(), copy_, &copy);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  std::string value;
+  EXPECT_TRUE(copy->Get(ReadOptions(), "a", &value).ok());
 }
 
 // An Env that counts the segment files it hard-links.

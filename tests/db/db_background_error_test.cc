@@ -43,24 +43,6 @@ std::string Key(int i) {
   return buf;
 }
 
-// Every key of the model reads its value, and nothing else is there.
-void ExpectContents(DB* db, const Model& model) {
-  for (const auto& [k, v] : model) {
-    std::string value;
-    Status s = db->Get(ReadOptions(), k, &value);
-    ASSERT_TRUE(s.ok()) << k << ": " << s.ToString();
-    ASSERT_EQ(v, value) << k;
-  }
-  Model found;
-  auto it = db->NewIterator(ReadOptions());
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    found[it->key().ToString()] = it->value().ToString();
-  }
-  ASSERT_TRUE(it->status().ok()) << it->status().ToString();
-  EXPECT_EQ(model.size(), found.size());
-  EXPECT_TRUE(model == found);
-}
-
 class BackgroundErrorTest : public ::testing::Test {
  protected:
   BackgroundErrorTest() : env_(Env::Default()) {
@@ -99,7 +81,7 @@ class BackgroundErrorTest : public ::testing::Test {
     EXPECT_FALSE(db_->Flush().ok());
     EXPECT_FALSE(db_->CompactRange(nullptr, nullptr).ok());
     EXPECT_FALSE(db_->SyncWAL().ok());
-    ExpectContents(db_.get(), model_);
+    test::ExpectDbHolds(db_.get(), model_);
   }
 
   test::TempDir dir_;
@@ -140,7 +122,7 @@ TEST_F(BackgroundErrorTest, FailedManifestSyncInManualCompactionLosesNothing) {
     ASSERT_TRUE(s.IsIOError()) << s.ToString();
     ExpectWritesRefusedReadsServed();
     ASSERT_NO_FATAL_FAILURE(Reopen());
-    ExpectContents(db_.get(), model_);
+    test::ExpectDbHolds(db_.get(), model_);
   }
 }
 
@@ -166,7 +148,7 @@ TEST_F(BackgroundErrorTest, FailedManifestSyncInBackgroundWorkLosesNothing) {
     ASSERT_FALSE(s.ok()) << "the manifest failed, yet every write succeeded";
     ExpectWritesRefusedReadsServed();
     ASSERT_NO_FATAL_FAILURE(Reopen());
-    ExpectContents(db_.get(), model_);
+    test::ExpectDbHolds(db_.get(), model_);
   }
 }
 
@@ -192,7 +174,7 @@ TEST_F(BackgroundErrorTest, FailedLogWriteOrSyncRefusesLaterWrites) {
     if (db_->Get(ReadOptions(), "failed", &value).ok()) {
       model_["failed"] = "x";
     }
-    ExpectContents(db_.get(), model_);
+    test::ExpectDbHolds(db_.get(), model_);
   }
 }
 
@@ -219,7 +201,7 @@ TEST_F(BackgroundErrorTest, EmptySyncedWriteMakesEarlierWritesDurable) {
     db_.reset();
     ASSERT_TRUE(env_.DropUnsyncedData().ok());
     ASSERT_NO_FATAL_FAILURE(Reopen());
-    ExpectContents(db_.get(), model_);
+    test::ExpectDbHolds(db_.get(), model_);
   }
 }
 
@@ -342,7 +324,7 @@ class BackgroundErrorDuringCompactionTest : public BackgroundErrorTest {
     if (!maybe_key.empty() && db_->Get(ReadOptions(), maybe_key, &value).ok()) {
       model_[maybe_key] = value;
     }
-    ExpectContents(db_.get(), model_);
+    test::ExpectDbHolds(db_.get(), model_);
   }
 
   PausingEnv pausing_;

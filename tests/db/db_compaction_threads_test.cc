@@ -31,24 +31,6 @@ std::string Key(int writer, uint64_t k) {
   return buf;
 }
 
-// Every key of the model reads its value, and nothing else is there.
-void ExpectMatches(DB* db, const Model& model) {
-  for (const auto& [k, v] : model) {
-    std::string value;
-    Status s = db->Get(ReadOptions(), k, &value);
-    ASSERT_TRUE(s.ok()) << k << ": " << s.ToString();
-    ASSERT_EQ(v, value) << k;
-  }
-  Model found;
-  auto it = db->NewIterator(ReadOptions());
-  for (it->SeekToFirst(); it->Valid(); it->Next()) {
-    found[it->key().ToString()] = it->value().ToString();
-  }
-  ASSERT_TRUE(it->status().ok()) << it->status().ToString();
-  ASSERT_EQ(model.size(), found.size());
-  EXPECT_TRUE(model == found);
-}
-
 TEST(CompactionThreadsTest, ConcurrentWritersAndCompactionsKeepEveryKey) {
   for (uint64_t seed : test::TestSeeds()) {
     SCOPED_TRACE("seed=" + std::to_string(seed));
@@ -103,12 +85,12 @@ TEST(CompactionThreadsTest, ConcurrentWritersAndCompactionsKeepEveryKey) {
 
     Model model;
     for (const Model& m : models) model.insert(m.begin(), m.end());
-    ExpectMatches(db.get(), model);
+    test::ExpectDbHolds(db.get(), model);
     ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
-    ExpectMatches(db.get(), model);
+    test::ExpectDbHolds(db.get(), model);
     db.reset();
     ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
-    ExpectMatches(db.get(), model);
+    test::ExpectDbHolds(db.get(), model);
   }
 }
 

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 #include <system_error>
 
 #include "bloomkv/env.h"
@@ -144,6 +145,23 @@ void KeepEverythingInLevelZero(Options* options) {
   options->level0_compaction_trigger = 1000;
   options->level0_slowdown_writes_trigger = 1000;
   options->level0_stop_writes_trigger = 1000;
+}
+
+void ExpectDbHolds(DB* db, const std::map<std::string, std::string>& model) {
+  for (const auto& [k, v] : model) {
+    std::string value;
+    Status s = db->Get(ReadOptions(), k, &value);
+    ASSERT_TRUE(s.ok()) << k << ": " << s.ToString();
+    ASSERT_EQ(v, value) << k;
+  }
+  std::map<std::string, std::string> found;
+  std::unique_ptr<Iterator> it(db->NewIterator(ReadOptions()));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    found[it->key().ToString()] = it->value().ToString();
+  }
+  ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+  EXPECT_EQ(model.size(), found.size());
+  EXPECT_TRUE(model == found);
 }
 
 }  // namespace bloomkv::test

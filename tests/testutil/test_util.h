@@ -17,10 +17,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "bloomkv/db.h"
 #include "bloomkv/options.h"
 #include "util/random.h"
 
@@ -63,6 +65,10 @@ std::string CompressibleString(Random* rnd, double compressed_fraction,
 // LOG.old...), which every Open rotates by design: for tests that check a
 // failed or read-only Open changed no file.
 std::vector<std::string> DatabaseFiles(const std::string& dir);
+
+// Every key of `model` reads its value from db (Get), and a full scan finds
+// exactly the model: nothing missing, nothing else. Reports through gtest.
+void ExpectDbHolds(DB* db, const std::map<std::string, std::string>& model);
 
 // Database options with everything small (64 KiB memtables, 16 KiB
 // segments, 1 KiB blocks, a 64 KiB level 1, compaction at two level-0

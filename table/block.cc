@@ -29,38 +29,58 @@ Status Block::Parse(BlockContents contents, const std::string& file_name,
 Status Block::Parse(const std::string& contents, const std::string& file_name,
                     uint64_t offset, std::shared_ptr<const Block>* block) {
   BlockContents copy(contents.size());
-  std::memcpy(copy.data(), contents.data(), contents.size());
+  std::memcpy(copy.mutable_data(), contents.data(), contents.size());
   return Parse(std::move(copy), file_name, offset, block);
 }
 
-Status Block::Parse(BlockContents contents,
-                    std::shared_ptr<const std::string> file_name_ptr,
-                    uint64_t offset, std::shared_ptr<const Block>* block) {
-  const std::string& file_name = *file_name_ptr;
+Status Block::ParseTrailer(const BlockContents& contents,
+                           const std::string& file_name, uint64_t offset,
+                           uint32_t* restarts_offset, uint32_t* num_restarts) {
   const size_t size = contents.size();
   if (size < sizeof(uint32_t) || size > std::numeric_limits<uint32_t>::max()) {
     return CorruptionAt(file_name, "bad block size " + std::to_string(size),
                         offset);
   }
-  const uint32_t num_restarts =
-      DecodeFixed32(contents.data() + size - sizeof(uint32_t));
+  *num_restarts = DecodeFixed32(contents.data() + size - sizeof(uint32_t));
   const uint64_t max_restarts = (size - sizeof(uint32_t)) / sizeof(uint32_t);
-  if (num_restarts == 0 || num_restarts > max_restarts) {
+  if (*num_restarts == 0 || *num_restarts > max_restarts) {
     return CorruptionAt(
         file_name,
-        "bad restart count " + std::to_string(num_restarts) + " in block",
+        "bad restart count " + std::to_string(*num_restarts) + " in block",
         offset);
   }
-  const uint32_t restarts_offset = static_cast<uint32_t>(
-      size - sizeof(uint32_t) - uint64_t{num_restarts} * sizeof(uint32_t));
+  *restarts_offset = static_cast<uint32_t>(
+      size - sizeof(uint32_t) - uint64_t{*num_restarts} * sizeof(uint32_t));
   // The first entry is always a restart point.
-  if (DecodeFixed32(contents.data() + restarts_offset) != 0) {
+  if (DecodeFixed32(contents.data() + *restarts_offset) != 0) {
     return CorruptionAt(file_name, "first restart point is not 0 in block",
                         offset);
   }
+  return Status::OK();
+}
+
+Status Block::Parse(BlockContents contents,
+                    std::shared_ptr<const std::string> file_name,
+                    uint64_t offset, std::shared_ptr<const Block>* block) {
+  uint32_t restarts_offset, num_restarts;
+  Status s = ParseTrailer(contents, *file_name, offset, &restarts_offset,
+                          &num_restarts);
+  if (!s.ok()) return s;
   *block = std::make_shared<const Block>(ConstructionKey(), std::move(contents),
-                                         std::move(file_name_ptr), offset,
+                                         std::move(file_name), offset,
                                          restarts_offset, num_restarts);
+  return Status::OK();
+}
+
+Status Block::Parse(BlockContents contents,
+                    std::shared_ptr<const std::string> file_name,
+                    uint64_t offset, std::optional<Block>* block) {
+  uint32_t restarts_offset, num_restarts;
+  Status s = ParseTrailer(contents, *file_name, offset, &restarts_offset,
+                          &num_restarts);
+  if (!s.ok()) return s;
+  block->emplace(ConstructionKey(), std::move(contents), std::move(file_name),
+                 offset, restarts_offset, num_restarts);
   return Status::OK();
 }
 

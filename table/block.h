@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "bloomkv/iterator.h"
@@ -70,6 +71,12 @@ class Block {
   static Status Parse(BlockContents contents,
                       std::shared_ptr<const std::string> file_name,
                       uint64_t offset, std::shared_ptr<const Block>* block);
+  // The same into *block, for a block that lives on the stack: one searched
+  // once and dropped (its contents typically Borrowed), with no allocation.
+  // file_name may then be a non-owning pointer to a name that outlives it.
+  static Status Parse(BlockContents contents,
+                      std::shared_ptr<const std::string> file_name,
+                      uint64_t offset, std::optional<Block>* block);
   // The same from bytes in a string (copied), for blocks built in memory.
   static Status Parse(const std::string& contents, const std::string& file_name,
                       uint64_t offset, std::shared_ptr<const Block>* block);
@@ -111,6 +118,11 @@ class Block {
  private:
   friend class BlockIter;
 
+  // Checks the restart array trailer of contents and locates it.
+  static Status ParseTrailer(const BlockContents& contents,
+                             const std::string& file_name, uint64_t offset,
+                             uint32_t* restarts_offset,
+                             uint32_t* num_restarts);
   // "<what> at byte <at> of block" as a Corruption naming file and block.
   Status CorruptionInBlock(const std::string& what, uint32_t at) const;
 

@@ -171,8 +171,25 @@ char* AllocateContents(std::string* out, size_t n) {
 }
 char* AllocateContents(BlockContents* out, size_t n) {
   *out = BlockContents(n);
-  return out->data();
+  return out->mutable_data();
 }
+
+// ReadTransientBlock's destination: the caller's scratch when the block fits,
+// else a heap buffer, either way ending up in *out.
+struct TransientContents {
+  char* scratch;
+  size_t scratch_size;
+  BlockContents* out;
+};
+char* AllocateContents(TransientContents* t, size_t n) {
+  if (n > t->scratch_size) return AllocateContents(t->out, n);
+  *t->out = BlockContents::Borrowed(t->scratch, n);
+  return t->scratch;
+}
+
+void ClearContents(std::string* out) { out->clear(); }
+void ClearContents(BlockContents* out) { *out = BlockContents(); }
+void ClearContents(TransientContents* t) { *t->out = BlockContents(); }
 
 // ReadBlock into either kind of buffer.
 template <typename Contents>
@@ -215,6 +232,13 @@ Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
   }
   switch (static_cast<CompressionType>(static_cast<uint8_t>(p[n]))) {
     case CompressionType::kNone:
+      if constexpr (std::is_same_v<Contents, TransientContents>) {
+        if (p != scratch) {
+          // The file's own bytes (a mapping), alive while the file is open.
+          *contents->out = BlockContents::Borrowed(p, n);
+          return Status::OK();
+        }
+      }
       if constexpr (std::is_same_v<Contents, std::string>) {
         if (!heap_scratch.empty() && p == heap_scratch.data()) {
           heap_scratch.resize(n);
@@ -241,7 +265,7 @@ Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
       const int got_raw = LZ4_decompress_safe(
           q, raw, static_cast<int>(compressed), static_cast<int>(raw_size));
       if (got_raw < 0 || static_cast<uint32_t>(got_raw) != raw_size) {
-        *contents = Contents();
+        ClearContents(contents);
         return CorruptionAt(file_name, "corrupt LZ4 block", handle.offset);
       }
       return Status::OK();
@@ -266,6 +290,16 @@ Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
                  const BlockHandle& handle, bool verify_checksum,
                  BlockContents* contents, uint64_t* bytes_read) {
   return ReadBlockInto(file, file_name, handle, verify_checksum, contents,
+                       bytes_read);
+}
+
+Status ReadTransientBlock(const RandomAccessFile* file,
+                          const std::string& file_name,
+                          const BlockHandle& handle, char* scratch,
+                          size_t scratch_size, BlockContents* contents,
+                          uint64_t* bytes_read) {
+  TransientContents t{scratch, scratch_size, contents};
+  return ReadBlockInto(file, file_name, handle, /*verify_checksum=*/true, &t,
                        bytes_read);
 }
 

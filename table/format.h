@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include "bloomkv/options.h"
 #include "bloomkv/slice.h"
@@ -77,24 +78,45 @@ CompressionType CompressBlock(const Slice& raw, CompressionType type,
 void AppendBlockTrailer(const Slice& payload, CompressionType type,
                         std::string* dst);
 
-// The uncompressed bytes of one block, in a heap buffer of exactly their
-// size. The buffer is not zero-filled when allocated: whoever allocates it
-// writes every byte (a block read copies or decompresses into all of it).
+// The uncompressed bytes of one block: either a heap buffer of exactly their
+// size, which the object owns, or bytes owned elsewhere (Borrowed). An owned
+// buffer is not zero-filled when allocated: whoever allocates it writes
+// every byte (a block read copies or decompresses into all of it).
 // Move-only. Thread-safety: a plain value.
 class BlockContents {
  public:
   BlockContents() = default;
-  // n bytes of uninitialized storage.
+  // n bytes of uninitialized storage, owned.
   explicit BlockContents(size_t n)
-      : data_(std::make_unique_for_overwrite<char[]>(n)), size_(n) {}
+      : owned_(std::make_unique_for_overwrite<char[]>(n)),
+        data_(owned_.get()),
+        size_(n) {}
+  // n bytes at data, which must outlive this object and every Block made
+  // from it.
+  static BlockContents Borrowed(const char* data, size_t n) {
+    BlockContents c;
+    c.data_ = data;
+    c.size_ = n;
+    return c;
+  }
 
-  char* data() { return data_.get(); }
-  const char* data() const { return data_.get(); }
+  BlockContents(BlockContents&& other) noexcept { *this = std::move(other); }
+  BlockContents& operator=(BlockContents&& other) noexcept {
+    owned_ = std::move(other.owned_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+    return *this;
+  }
+
+  // The owned buffer, for filling it. REQUIRES: not Borrowed.
+  char* mutable_data() { return owned_.get(); }
+  const char* data() const { return data_; }
   size_t size() const { return size_; }
-  Slice slice() const { return Slice(data_.get(), size_); }
+  Slice slice() const { return Slice(data_, size_); }
 
  private:
-  std::unique_ptr<char[]> data_;
+  std::unique_ptr<char[]> owned_;
+  const char* data_ = nullptr;
   size_t size_ = 0;
 };
 
@@ -110,6 +132,19 @@ Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
 Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
                  const BlockHandle& handle, bool verify_checksum,
                  BlockContents* contents, uint64_t* bytes_read);
+
+// The same for a block that is searched once and dropped while scratch is
+// still alive and the file still open (a point lookup whose block does not
+// go to the cache): a block stored uncompressed in memory the file owns (a
+// mapped file) is borrowed where it lies, one that fits in
+// scratch[0..scratch_size-1] is read or decompressed into it, and only a
+// larger one gets a heap buffer. The checksum is always verified: the block
+// never reaches the cache, so no later read would verify it.
+Status ReadTransientBlock(const RandomAccessFile* file,
+                          const std::string& file_name,
+                          const BlockHandle& handle, char* scratch,
+                          size_t scratch_size, BlockContents* contents,
+                          uint64_t* bytes_read);
 
 // "<file_name>: <what> at offset <offset>" as a Corruption status.
 Status CorruptionAt(const std::string& file_name, const std::string& what,

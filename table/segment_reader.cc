@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include "bloomkv/env.h"
 #include "bloomkv/filter_policy.h"
@@ -110,6 +111,65 @@ struct SegmentReader::Rep {
                     (*block)->size() + sizeof(Block) + file_name.size());
     }
     return Status::OK();
+  }
+
+  // The data block at h for one point lookup, in *block: a cached block
+  // (held by *cached), or one read and admitted into the cache, or, when the
+  // cache does not admit it (or there is none, or !ro.fill_cache), one read
+  // for this lookup only into *transient, borrowing scratch or the mapped
+  // file: no allocation, no insertion that would evict a block read again.
+  Status ReadDataBlockForLookup(const SegmentReadOptions& ro,
+                                const BlockHandle& h, SegmentReadStats* stats,
+                                char* scratch, size_t scratch_size,
+                                std::shared_ptr<const Block>* cached,
+                                std::optional<Block>* transient,
+                                const Block** block) const {
+    Status s = CheckHandle(h, "data");
+    if (!s.ok()) return s;
+    Cache* cache = options.block_cache;
+    const CacheKey key{cache_id, h.offset};
+    bool admit = false;
+    if (cache != nullptr) {
+      std::shared_ptr<const void> v = cache->Lookup(key, &admit);
+      if (v != nullptr) {
+        if (stats != nullptr) stats->cache_hits++;
+        *cached = std::static_pointer_cast<const Block>(std::move(v));
+        *block = cached->get();
+        return Status::OK();
+      }
+      if (stats != nullptr) stats->cache_misses++;
+    }
+    uint64_t bytes = 0;
+    BlockContents contents;
+    if (admit && ro.fill_cache) {
+      s = ReadBlock(file.get(), file_name, h, /*verify_checksum=*/true,
+                    &contents, &bytes);
+      if (s.ok()) {
+        s = Block::Parse(std::move(contents), shared_file_name, h.offset,
+                         cached);
+      }
+      if (s.ok()) {
+        cache->Insert(key, *cached,
+                      (*cached)->size() + sizeof(Block) + file_name.size());
+        *block = cached->get();
+      }
+    } else {
+      s = ReadTransientBlock(file.get(), file_name, h, scratch, scratch_size,
+                             &contents, &bytes);
+      if (s.ok()) {
+        // The name outlives the block: no reference count to touch.
+        s = Block::Parse(std::move(contents),
+                         std::shared_ptr<const std::string>(
+                             std::shared_ptr<void>(), shared_file_name.get()),
+                         h.offset, transient);
+      }
+      if (s.ok()) *block = &**transient;
+    }
+    if (stats != nullptr) {
+      stats->data_blocks_read++;
+      stats->bytes_read += bytes;
+    }
+    return s;
   }
 
   Status DecodeIndexValue(const Slice& value, const Block& index,
@@ -266,8 +326,13 @@ Status SegmentReader::Search(const SegmentReadOptions& options,
   BlockHandle handle;
   s = r->DecodeIndexValue(index_value, *r->index_block, &handle);
   if (!s.ok()) return s;
-  std::shared_ptr<const Block> block;
-  s = r->ReadDataBlock(options, handle, stats, &block);
+  // Big enough for a data block of the default block size, uncompressed.
+  char scratch[8 << 10];
+  std::shared_ptr<const Block> cached;
+  std::optional<Block> transient;
+  const Block* block;
+  s = r->ReadDataBlockForLookup(options, handle, stats, scratch,
+                                sizeof(scratch), &cached, &transient, &block);
   if (!s.ok()) return s;
 
   Slice entry_value;

@@ -6,8 +6,11 @@
 // The key's hash picks the shard (high bits) and the map bucket (low bits).
 #include "util/cache.h"
 
+#include <algorithm>
+#include <bit>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "util/thread_annotations.h"
 
@@ -52,6 +55,10 @@ struct Cache::Shard {
   // lru.prev the least recent.
   Entry lru GUARDED_BY(mu);
   std::unordered_map<CacheKey, Entry, CacheKeyHash> index GUARDED_BY(mu);
+  // Tags (hash | 1) of keys that missed while the shard was full and were
+  // not admitted, one per slot, the newest winning: empty until the shard
+  // first evicts, then sized to about twice the entries it held.
+  std::vector<uint64_t> recent_misses GUARDED_BY(mu);
 
   static void Unlink(Entry* e) {
     e->prev->next = e->next;
@@ -62,6 +69,15 @@ struct Cache::Shard {
     e->prev = &lru;
     lru.next->prev = e;
     lru.next = e;
+  }
+  // The entry for key, made the most recent, or nullptr.
+  Entry* FindLocked(const CacheKey& key) REQUIRES(mu) {
+    auto found = index.find(key);
+    if (found == index.end()) return nullptr;
+    Entry* e = &found->second;
+    Unlink(e);
+    LinkFront(e);
+    return e;
   }
   void EraseLocked(Entry* e) REQUIRES(mu) {
     usage -= e->charge;
@@ -93,9 +109,12 @@ Cache::Cache(size_t capacity, int num_shard_bits)
 Cache::~Cache() = default;
 
 namespace {
-size_t ShardIndex(const CacheKey& key, int bits) {
+size_t ShardIndex(uint64_t hash, int bits) {
   if (bits == 0) return 0;
-  return static_cast<size_t>(HashCacheKey(key) >> (64 - bits));
+  return static_cast<size_t>(hash >> (64 - bits));
+}
+size_t ShardIndex(const CacheKey& key, int bits) {
+  return ShardIndex(HashCacheKey(key), bits);
 }
 }  // namespace
 
@@ -120,18 +139,34 @@ void Cache::Insert(const CacheKey& key, std::shared_ptr<const void> value,
   e->charge = charge;
   s.LinkFront(e);
   s.usage += charge;
+  if (s.usage > s.capacity && s.recent_misses.empty()) {
+    s.recent_misses.assign(std::bit_ceil(std::max<size_t>(64, 2 * s.index.size())), 0);
+  }
   while (s.usage > s.capacity) s.EraseLocked(s.lru.prev);
 }
 
 std::shared_ptr<const void> Cache::Lookup(const CacheKey& key) {
   Shard& s = shards_[ShardIndex(key, shard_bits_)];
   std::lock_guard<std::mutex> guard(s.mu);
-  auto found = s.index.find(key);
-  if (found == s.index.end()) return nullptr;
-  Shard::Entry* e = &found->second;
-  Shard::Unlink(e);
-  s.LinkFront(e);
-  return e->value;
+  Shard::Entry* e = s.FindLocked(key);
+  return e != nullptr ? e->value : nullptr;
+}
+
+std::shared_ptr<const void> Cache::Lookup(const CacheKey& key, bool* admit) {
+  const uint64_t h = HashCacheKey(key);
+  Shard& s = shards_[ShardIndex(h, shard_bits_)];
+  std::lock_guard<std::mutex> guard(s.mu);
+  if (Shard::Entry* e = s.FindLocked(key)) return e->value;
+  if (s.recent_misses.empty() || s.usage < s.capacity - s.capacity / 8) {
+    *admit = true;
+    return nullptr;
+  }
+  // The low bits pick the slot; the shard came from the high bits.
+  uint64_t& slot = s.recent_misses[h & (s.recent_misses.size() - 1)];
+  const uint64_t tag = h | 1;
+  *admit = slot == tag;
+  slot = *admit ? 0 : tag;
+  return nullptr;
 }
 
 void Cache::Erase(const CacheKey& key) {

@@ -40,6 +40,15 @@ class Cache {
               size_t charge);
   // The value for key (and marks it most recently used), or nullptr.
   std::shared_ptr<const void> Lookup(const CacheKey& key);
+  // The same, and on a miss sets *admit to whether the caller should Insert
+  // the value it is about to produce. While the key's shard is less than
+  // 7/8 full, always. Once it is full, only a key that also missed a short
+  // while ago (the shard remembers about twice as many recent misses as it
+  // holds entries): a flood of reads spread over far more data than the
+  // cache holds then neither evicts the entries that are read again and
+  // again nor pays to insert and evict an entry per read, while an entry
+  // read twice within the window of recent misses gets in.
+  std::shared_ptr<const void> Lookup(const CacheKey& key, bool* admit);
   void Erase(const CacheKey& key);
   // Erases every entry whose key has this id (all blocks of one file).
   // Walks every entry of the cache: for when a file goes away, not for hot

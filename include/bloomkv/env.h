@@ -49,8 +49,9 @@ class RandomAccessFile {
   virtual ~RandomAccessFile();
 
   // Reads up to n bytes at offset. *result points either into scratch or at
-  // data the file owns; fewer than n bytes means the read crossed the end of
-  // the file. REQUIRES: scratch has room for n bytes.
+  // data the file owns, which must stay valid and unchanged while the file
+  // is open (a memory-mapped file); fewer than n bytes means the read
+  // crossed the end of the file. REQUIRES: scratch has room for n bytes.
   virtual Status Read(uint64_t offset, size_t n, Slice* result,
                       char* scratch) const = 0;
 };

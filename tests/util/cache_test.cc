@@ -53,6 +53,64 @@ TEST(CacheTest, HitAndMiss) {
   EXPECT_EQ(1000u, cache.capacity());
 }
 
+// Lookup with admission, inserting what it admits as a block read would:
+// whether key k hit, and on a miss whether it was admitted.
+enum class Outcome { kHit, kAdmitted, kRefused };
+Outcome LookupAdmit(Cache* cache, int k, size_t charge = 1) {
+  bool admit = false;
+  if (cache->Lookup(Key(k), &admit) != nullptr) return Outcome::kHit;
+  if (!admit) return Outcome::kRefused;
+  cache->Insert(Key(k), Value(k), charge);
+  return Outcome::kAdmitted;
+}
+
+TEST(CacheTest, AdmitsEveryMissUntilFullThenOnlySecondMisses) {
+  Cache cache(100, 0);
+  for (int i = 0; i < 100; i++) {
+    ASSERT_EQ(Outcome::kAdmitted, LookupAdmit(&cache, i)) << i;
+  }
+  // Still no eviction: the 101st goes in and pushes out the oldest.
+  ASSERT_EQ(Outcome::kAdmitted, LookupAdmit(&cache, 100));
+  EXPECT_EQ(-1, Get(&cache, 0));
+  // Full: a key missing for the first time is refused, the second time
+  // admitted, and then hits.
+  EXPECT_EQ(Outcome::kRefused, LookupAdmit(&cache, 1000));
+  EXPECT_EQ(Outcome::kAdmitted, LookupAdmit(&cache, 1000));
+  EXPECT_EQ(Outcome::kHit, LookupAdmit(&cache, 1000));
+  EXPECT_EQ(100u, cache.TotalCharge());
+}
+
+TEST(CacheTest, FloodOfOneOffMissesKeepsTheHotEntries) {
+  // The hot entries are read once per 200 one-off keys, twice the cache's
+  // size: plain LRU would evict them between two reads. With admission the
+  // one-off keys never get in and the hot ones stay.
+  Cache cache(100, 0);
+  for (int i = 0; i < 100; i++) LookupAdmit(&cache, i);
+  LookupAdmit(&cache, 100);  // first eviction: recent misses now tracked
+  int hot_misses = 0;
+  for (int n = 0; n < 10000; n++) {
+    EXPECT_NE(Outcome::kHit, LookupAdmit(&cache, 1000000 + n));
+    if (n % 200 == 0) {
+      for (int h = 50; h < 60; h++) {
+        hot_misses += LookupAdmit(&cache, h) != Outcome::kHit;
+      }
+    }
+  }
+  EXPECT_EQ(0, hot_misses);
+  for (int h = 50; h < 60; h++) EXPECT_EQ(h, Get(&cache, h)) << h;
+}
+
+TEST(CacheTest, AdmitsFreelyAgainOnceEntriesAreErased) {
+  Cache cache(64, 0);
+  for (int i = 0; i < 65; i++) LookupAdmit(&cache, i);
+  ASSERT_EQ(Outcome::kRefused, LookupAdmit(&cache, 500));
+  // A file goes away: its blocks leave, the shard has room again.
+  cache.EraseId(kFileId);
+  EXPECT_EQ(0u, cache.TotalCharge());
+  EXPECT_EQ(Outcome::kAdmitted, LookupAdmit(&cache, 501));
+  EXPECT_EQ(Outcome::kHit, LookupAdmit(&cache, 501));
+}
+
 TEST(CacheTest, KeysDifferingInIdOrOffsetAreDistinct) {
   Cache cache(1000, 2);
   // Swapping id and offset must not collide either.

@@ -197,11 +197,17 @@ struct ReadOptions {
   const Snapshot* snapshot = nullptr;
 
   // Checksum every block read from a file (blocks served by the cache were
-  // verified when they were read). Default: true.
+  // verified when they were read). Point lookups (Get) verify every block
+  // they read whatever this says: the cache only keeps verified blocks, and a
+  // block a lookup reads without caching it is checked on the spot. So this
+  // governs iterators. Default: true.
   bool verify_checksums = true;
 
-  // Put blocks read by this operation in the block cache. Turn off for bulk
-  // scans that would evict the working set. Default: true.
+  // Let blocks read by this operation into the block cache. Once the cache
+  // is full, a lookup's block gets in only if it also missed a short while
+  // ago (a block read once is not worth an eviction); iterators insert every
+  // block. Turn off for bulk scans that would evict the working set.
+  // Default: true.
   bool fill_cache = true;
 
   // When non-null, Get() clears *trace and records in it every segment it

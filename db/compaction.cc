@@ -90,7 +90,8 @@ std::unique_ptr<Compaction> Finish(std::unique_ptr<Compaction> c) {
 }  // namespace
 
 LevelTargets::LevelTargets(const Options& options, const Version& v)
-    : options_(options),
+    : level0_compaction_trigger_(options.level0_compaction_trigger),
+      target_file_size_(options.target_file_size),
       base_bytes_(options.max_bytes_for_level_base != 0
                       ? options.max_bytes_for_level_base
                       : static_cast<uint64_t>(
@@ -138,17 +139,16 @@ uint64_t LevelTargets::OutputFileSize(int level) const {
   // An eighth of the base size down to the base level, doubling with each
   // level below it.
   uint64_t size = base_bytes_ / 8;
-  for (int l = base_level_ + 1; l <= level && size < options_.target_file_size;
-       l++) {
+  for (int l = base_level_ + 1; l <= level && size < target_file_size_; l++) {
     size *= 2;
   }
   return std::max<uint64_t>(16 << 10,
-                            std::min<uint64_t>(options_.target_file_size, size));
+                            std::min<uint64_t>(target_file_size_, size));
 }
 
 double LevelTargets::Score(int level, uint64_t files, uint64_t bytes) const {
   if (level == 0) {
-    return static_cast<double>(files) / options_.level0_compaction_trigger;
+    return static_cast<double>(files) / level0_compaction_trigger_;
   }
   // The last level has nowhere to go.
   if (bytes == 0 || level == kNumLevels - 1) return 0;

@@ -76,8 +76,9 @@ class LevelTargets {
   }
 
  private:
-  const Options& options_;
-  uint64_t base_bytes_;  // max_bytes_for_level_base, or a full level 0
+  const int level0_compaction_trigger_;
+  const uint64_t target_file_size_;
+  const uint64_t base_bytes_;  // max_bytes_for_level_base, or a full level 0
   int base_level_ = 1;
   uint64_t max_bytes_[kNumLevels] = {};
 };

@@ -179,10 +179,10 @@ TEST(LevelTargetsTest, LevelZeroCompactsIntoTheBaseLevel) {
   for (int i = 0; i < o.level0_compaction_trigger; i++) {
     level0.push_back(Segment(10 + i, "c", "f", kMiB / 4));
   }
-  const auto v = MakeVersion({{0, level0},
-                              {5, {Segment(1, "a", "d", kMiB),
-                                   Segment(2, "x", "y", kMiB)}},
-                              {6, {Segment(3, "a", "z", 50 * kMiB)}}});
+  const auto v = MakeVersion(
+      {{0, level0},
+       {5, {Segment(1, "a", "d", kMiB), Segment(2, "x", "y", kMiB)}},
+       {6, {Segment(3, "a", "z", 50 * kMiB)}}});
   std::string pointers[kNumLevels];
   const auto c = PickCompaction(o, v, pointers, {});
   ASSERT_NE(nullptr, c);
@@ -232,8 +232,8 @@ TEST(LevelTargetsTest, ManualCompactionPassesOverEmptyLevels) {
                               nullptr, false);
   ASSERT_NE(nullptr, c);
   EXPECT_EQ(kNumLevels - 1, c->output_level());
-  c = CompactionForRange(TargetOptions(false), only_level0, 0, nullptr,
-                         nullptr, false);
+  c = CompactionForRange(TargetOptions(false), only_level0, 0, nullptr, nullptr,
+                         false);
   ASSERT_NE(nullptr, c);
   EXPECT_EQ(1, c->output_level());
 
@@ -272,9 +272,8 @@ TEST(LevelTargetsTest, FilterAllocationCountsTheLevelsTheTargetsKeep) {
   // entry), level 6 with what it holds, and levels 1-4, kept empty, not at
   // all (under static targets they would count with 1, 10, 100 and
   // 1000 MiB worth of entries that they will never hold).
-  const double entries_per_byte =
-      static_cast<double>(l5_entries + l6_entries) /
-      static_cast<double>(52 * kMiB);
+  const double entries_per_byte = static_cast<double>(l5_entries + l6_entries) /
+                                  static_cast<double>(52 * kMiB);
   const auto l5_target_entries =
       static_cast<uint64_t>(entries_per_byte * static_cast<double>(5 * kMiB));
   auto expect_bits = [&](const std::vector<uint64_t>& runs, size_t run,
@@ -288,10 +287,10 @@ TEST(LevelTargetsTest, FilterAllocationCountsTheLevelsTheTargetsKeep) {
   expect_bits({1000, 0, 0, 0, 0, l5_target_entries, l6_entries}, 0, *flush);
 
   // A compaction from level 0 into the base level.
-  const auto w = MakeVersion(
-      {{0, {Segment(9, "b", "c", kMiB / 4, 3000)}},
-       {5, {Segment(1, "a", "m", 2 * kMiB, l5_entries)}},
-       {6, {Segment(2, "a", "z", 50 * kMiB, l6_entries)}}});
+  const auto w =
+      MakeVersion({{0, {Segment(9, "b", "c", kMiB / 4, 3000)}},
+                   {5, {Segment(1, "a", "m", 2 * kMiB, l5_entries)}},
+                   {6, {Segment(2, "a", "z", 50 * kMiB, l6_entries)}}});
   const LevelTargets t(o, *w);
   Compaction c(w, 0, t.Level0OutputLevel(*w));
   c.mutable_inputs(0)->push_back(w->files(0)[0]);
@@ -372,11 +371,9 @@ int CheckSettledShape(DB* db, const Options& o) {
     EXPECT_EQ(0, rows[level].segments) << "L" << level << "\n" << table;
     EXPECT_EQ(0u, rows[level].target) << "L" << level << "\n" << table;
   }
-  EXPECT_EQ(rows[kNumLevels - 1].bytes, rows[kNumLevels - 1].target)
-      << table;
+  EXPECT_EQ(rows[kNumLevels - 1].bytes, rows[kNumLevels - 1].target) << table;
   for (int level = base; level < kNumLevels - 1; level++) {
-    EXPECT_EQ(rows[level + 1].target / multiplier, rows[level].target)
-        << table;
+    EXPECT_EQ(rows[level + 1].target / multiplier, rows[level].target) << table;
     EXPECT_LT(rows[level].bytes, rows[level].target) << table;
   }
   if (base < kNumLevels - 1) {
@@ -389,9 +386,7 @@ int CheckSettledShape(DB* db, const Options& o) {
   return base;
 }
 
-std::string RandomKey(Random* rnd) {
-  return "k" + test::RandomString(rnd, 15);
-}
+std::string RandomKey(Random* rnd) { return "k" + test::RandomString(rnd, 15); }
 
 TEST(LevelTargetsDbTest, GrowingTreeFillsFromTheBottomAndTheBaseMovesUp) {
   const uint32_t seed = 301;

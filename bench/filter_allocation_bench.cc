@@ -29,7 +29,6 @@
 #include <filesystem>
 #include <map>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <utility>
@@ -70,23 +69,11 @@ uint64_t NumEntries() {
 }
 
 bool CompactionSettled(DB* db) {
-  std::string levels;
-  if (!db->GetProperty("bloomkv.levels", &levels)) return true;
-  std::istringstream in(levels);
-  std::string line;
-  std::getline(in, line);
-  while (std::getline(in, line)) {
-    std::istringstream fields(line);
-    std::string level;
-    double segments, entries, bytes, target, score;
-    fields >> level >> segments >> entries >> bytes >> target >> score;
-    // The score column is rounded: decide from the exact columns.
-    if (level == "L0" ? segments >= Options().level0_compaction_trigger
-                      : bytes >= target) {
-      return false;
-    }
-  }
-  return true;
+  // "0" once no level's compaction score is >= 1 and nothing runs: decided
+  // from the exact sizes, where the levels table's columns are rounded.
+  std::string pending;
+  return !db->GetProperty("bloomkv.compaction-pending", &pending) ||
+         pending == "0";
 }
 
 struct Store {

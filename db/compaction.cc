@@ -89,33 +89,77 @@ std::unique_ptr<Compaction> Finish(std::unique_ptr<Compaction> c) {
 
 }  // namespace
 
-uint64_t MaxBytesForLevel(const Options& options, int level) {
-  uint64_t result = options.max_bytes_for_level_base;
-  if (result == 0) {
-    result = static_cast<uint64_t>(options.level0_compaction_trigger) *
-             options.write_buffer_size;
+LevelTargets::LevelTargets(const Options& options, const Version& v)
+    : level0_compaction_trigger_(options.level0_compaction_trigger),
+      target_file_size_(options.target_file_size),
+      base_bytes_(options.max_bytes_for_level_base != 0
+                      ? options.max_bytes_for_level_base
+                      : static_cast<uint64_t>(
+                            options.level0_compaction_trigger) *
+                            options.write_buffer_size) {
+  const auto multiplier =
+      static_cast<uint64_t>(options.max_bytes_for_level_multiplier);
+  if (!options.level_compaction_dynamic_level_bytes) {
+    base_level_ = 1;
+    uint64_t target = base_bytes_;
+    for (int level = 1; level < kNumLevels; level++) {
+      max_bytes_[level] = target;
+      // Saturates instead of wrapping: a 100x multiplier from a 1 TiB base
+      // would pass 2^64 by the last level.
+      target = target > UINT64_MAX / multiplier ? UINT64_MAX
+                                                : target * multiplier;
+    }
+    return;
   }
-  for (int l = 1; l < level; l++) {
-    result *= static_cast<uint64_t>(options.max_bytes_for_level_multiplier);
+  // The largest level stands for the last one: in a settled tree it is the
+  // last one, and in a tree whose data still sits higher up (written with
+  // static sizing, or still draining) it is what the last level will hold.
+  uint64_t bottom = 0;
+  for (int level = 1; level < kNumLevels; level++) {
+    bottom = std::max(bottom, v.LevelBytes(level));
   }
-  return result;
+  base_level_ = kNumLevels - 1;
+  max_bytes_[base_level_] = bottom;
+  for (int level = kNumLevels - 2; level >= 1; level--) {
+    const uint64_t target = max_bytes_[level + 1] / multiplier;
+    if (target < base_bytes_) break;
+    max_bytes_[level] = target;
+    base_level_ = level;
+  }
 }
 
-uint64_t OutputFileSize(const Options& options, int level) {
-  // An eighth of level 1 there, doubling with each level below it.
-  uint64_t size = MaxBytesForLevel(options, 1) / 8;
-  for (int l = 2; l <= level; l++) size *= 2;
+int LevelTargets::Level0OutputLevel(const Version& v) const {
+  for (int level = 1; level < base_level_; level++) {
+    if (v.NumFiles(level) > 0) return level;
+  }
+  return base_level_;
+}
+
+uint64_t LevelTargets::OutputFileSize(int level) const {
+  // An eighth of the base size down to the base level, doubling with each
+  // level below it.
+  uint64_t size = base_bytes_ / 8;
+  for (int l = base_level_ + 1; l <= level && size < target_file_size_; l++) {
+    size *= 2;
+  }
   return std::max<uint64_t>(16 << 10,
-                            std::min<uint64_t>(options.target_file_size, size));
+                            std::min<uint64_t>(target_file_size_, size));
 }
 
-double LevelScore(const Options& options, const Version& v, int level) {
+double LevelTargets::Score(int level, uint64_t files, uint64_t bytes) const {
   if (level == 0) {
-    return static_cast<double>(v.NumFiles(0)) /
-           options.level0_compaction_trigger;
+    return static_cast<double>(files) / level0_compaction_trigger_;
   }
-  return static_cast<double>(v.LevelBytes(level)) /
-         static_cast<double>(MaxBytesForLevel(options, level));
+  // The last level has nowhere to go.
+  if (bytes == 0 || level == kNumLevels - 1) return 0;
+  if (level < base_level_) {
+    // Kept empty: whatever is here must move down before the level is
+    // merely over its target elsewhere, the bigger the sooner (the deepest
+    // such level drains first, mostly by moving segments, and the ones
+    // above then move into an emptied level instead of merging).
+    return 1.0 + static_cast<double>(bytes) / static_cast<double>(base_bytes_);
+  }
+  return static_cast<double>(bytes) / static_cast<double>(max_bytes_[level]);
 }
 
 Compaction::Compaction(std::shared_ptr<const Version> version, int level,
@@ -187,6 +231,7 @@ std::unique_ptr<Compaction> PickCompaction(
     }
     return false;
   };
+  const LevelTargets targets(options, *version);
   // Levels with a score >= 1, most urgent first (on a tie, the deeper).
   // The last level has nowhere to go.
   std::vector<std::pair<double, int>> urgent;
@@ -197,11 +242,7 @@ std::unique_ptr<Compaction> PickCompaction(
       files++;
       bytes += f->file_size;
     }
-    const double score =
-        level == 0
-            ? static_cast<double>(files) / options.level0_compaction_trigger
-            : static_cast<double>(bytes) /
-                  static_cast<double>(MaxBytesForLevel(options, level));
+    const double score = targets.Score(level, files, bytes);
     if (score >= 1.0) urgent.emplace_back(score, level);
   }
   std::sort(urgent.begin(), urgent.end(), [](const auto& x, const auto& y) {
@@ -224,7 +265,9 @@ std::unique_ptr<Compaction> PickCompaction(
       const auto& f = level == 0 ? files[files.size() - 1 - i]
                                  : files[(start + i) % files.size()];
       if (busy(*f)) continue;
-      auto c = std::make_unique<Compaction>(version, level, level + 1);
+      auto c = std::make_unique<Compaction>(
+          version, level,
+          level == 0 ? targets.Level0OutputLevel(*version) : level + 1);
       c->mutable_inputs(0)->push_back(f);
       c = Finish(std::move(c));
       if (std::any_of(running.begin(), running.end(), [&](const Compaction* r) {
@@ -240,10 +283,25 @@ std::unique_ptr<Compaction> PickCompaction(
 }
 
 std::unique_ptr<Compaction> CompactionForRange(
-    std::shared_ptr<const Version> version, int level, const Slice* begin,
-    const Slice* end, bool in_place) {
-  auto c = std::make_unique<Compaction>(version, level,
-                                        in_place ? level : level + 1);
+    const Options& options, std::shared_ptr<const Version> version, int level,
+    const Slice* begin, const Slice* end, bool in_place) {
+  int output_level = level;
+  if (!in_place) {
+    // Rewriting the range into each empty level on the way down would only
+    // multiply the bytes written.
+    output_level = level + 1;
+    while (output_level < kNumLevels - 1 &&
+           version->NumFiles(output_level) == 0) {
+      output_level++;
+    }
+    if (version->NumFiles(output_level) == 0 &&
+        !options.level_compaction_dynamic_level_bytes) {
+      // Nothing below: static sizing fills the tree from level 1 down,
+      // dynamic sizing from the last level up.
+      output_level = level + 1;
+    }
+  }
+  auto c = std::make_unique<Compaction>(version, level, output_level);
   for (const auto& f : version->files(level)) {
     if (Overlaps(*f, begin, end)) c->mutable_inputs(0)->push_back(f);
   }

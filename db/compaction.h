@@ -2,9 +2,11 @@
 // needs about the levels below its output.
 //
 // A compaction merges segments from `level` with the overlapping segments of
-// `level + 1` and writes the result to `level + 1` — or, to drop what the
-// bottom level still holds (tombstones, filtered entries), rewrites segments
-// of one level in place. Level 0 segments may
+// its output level and writes the result there. The output level is
+// `level + 1`, except that level 0 compacts into the base level (see
+// LevelTargets) and a manual compaction skips empty levels: the levels in
+// between are empty. To drop what the bottom level still holds (tombstones,
+// filtered entries), a compaction rewrites segments of one level in place. Level 0 segments may
 // overlap each other, so a level-0 compaction takes all of them. Deeper
 // levels never share a user key between two segments (outputs are cut only
 // between user keys), so overlap is decided by user-key ranges alone.
@@ -26,21 +28,65 @@
 
 namespace bloomkv {
 
-// Target size of a level (level >= 1).
-uint64_t MaxBytesForLevel(const Options& options, int level);
+// The size each level should have, and the level that level 0 compacts
+// into (the base level), for one version.
+//
+// Static sizing (Options::level_compaction_dynamic_level_bytes off): the
+// base level is level 1, with max_bytes_for_level_base as its target, and
+// each deeper level is max_bytes_for_level_multiplier times the one above.
+//
+// Dynamic sizing (the default): the targets are fixed from the bottom up.
+// The last level (kNumLevels - 1) is given the size of the largest level,
+// which is its own size once the tree has settled; each level above it gets
+// 1/multiplier of the one below, for as long as that is still at least the
+// base size (max_bytes_for_level_base); the highest such level is the base
+// level. Levels above it get no target and are kept empty: level 0 compacts
+// straight into the base level, so a tree of S bytes has about
+// log_multiplier(S / base size) levels below level 0 instead of one more
+// level for every multiplier of growth from level 1 down. As the data
+// grows, the base level moves up. A level above the base level that holds
+// data (one written with static sizing, or while the tree was bigger)
+// drains down, level by level, ahead of levels that are merely full.
+class LevelTargets {
+ public:
+  LevelTargets(const Options& options, const Version& v);
 
-// The size at which a compaction into `level` cuts its output: the
-// configured target_file_size, but at most an eighth of level 1's target,
-// doubled for each level below level 1. Small segments in small levels
-// keep the part of the next level that one segment overlaps small.
-uint64_t OutputFileSize(const Options& options, int level);
+  int base_level() const { return base_level_; }
 
-// How urgently a level needs compaction: >= 1 means it should be compacted.
-double LevelScore(const Options& options, const Version& v, int level);
+  // Target size of `level`; 0 for level 0 and for the levels above the
+  // base level.
+  uint64_t MaxBytes(int level) const { return max_bytes_[level]; }
+
+  // The level a compaction of level 0 writes to in v: the base level, or
+  // the first non-empty level above it (data left above the base level must
+  // stay below everything newer, so level 0 goes no deeper than that).
+  int Level0OutputLevel(const Version& v) const;
+
+  // The size at which a compaction into `level` cuts its output: the
+  // configured target_file_size, but at most an eighth of the base size,
+  // doubled for each level below the base level. Small segments in small
+  // levels keep the part of the next level that one segment overlaps small.
+  uint64_t OutputFileSize(int level) const;
+
+  // How urgently a level holding `files` segments of `bytes` bytes in all
+  // needs compaction: >= 1 means it should be compacted.
+  double Score(int level, uint64_t files, uint64_t bytes) const;
+  double Score(const Version& v, int level) const {
+    return Score(level, v.files(level).size(), v.LevelBytes(level));
+  }
+
+ private:
+  const int level0_compaction_trigger_;
+  const uint64_t target_file_size_;
+  const uint64_t base_bytes_;  // max_bytes_for_level_base, or a full level 0
+  int base_level_ = 1;
+  uint64_t max_bytes_[kNumLevels] = {};
+};
 
 class Compaction {
  public:
-  // REQUIRES: output_level is level or level + 1, and below kNumLevels.
+  // REQUIRES: output_level >= level, below kNumLevels, and every level
+  // strictly between the two is empty in version.
   Compaction(std::shared_ptr<const Version> version, int level,
              int output_level);
 
@@ -79,7 +125,10 @@ class Compaction {
 // input, never write overlapping segments into one level, and never write
 // where the other reads; which also keeps every key's versions in order
 // from level to level, and each one's IsBaseLevelForKey true for its
-// version whatever the other installs.
+// version whatever the other installs. A compaction from level 0 into a
+// deeper base level also passes the levels in between, which are empty in
+// its version: only another level-0 compaction, whose level-0 inputs then
+// hold none of its keys, can write there while it runs.
 bool CompactionsConflict(const Compaction& a, const Compaction& b);
 
 // Picks the most urgent compaction that conflicts with none of `running`,
@@ -93,11 +142,13 @@ std::unique_ptr<Compaction> PickCompaction(
     const std::vector<const Compaction*>& running);
 
 // A compaction of every segment at `level` overlapping the user-key range
-// [begin, end] (nullptr: unbounded) into the next level — or, with
-// in_place, into the same level — or nullptr if there is none.
+// [begin, end] (nullptr: unbounded) into the first non-empty level below
+// it (if all below are empty: the next level under static sizing, the last
+// level under dynamic sizing) — or, with in_place, into the same level — or
+// nullptr if there is none.
 std::unique_ptr<Compaction> CompactionForRange(
-    std::shared_ptr<const Version> version, int level, const Slice* begin,
-    const Slice* end, bool in_place);
+    const Options& options, std::shared_ptr<const Version> version, int level,
+    const Slice* begin, const Slice* end, bool in_place);
 
 }  // namespace bloomkv
 

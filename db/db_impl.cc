@@ -859,8 +859,9 @@ bool DBImpl::HasBackgroundWork() const {
   if (imm_ != nullptr || !running_compactions_.empty()) return true;
   if (manual_compaction_ != nullptr && !manual_compaction_->done) return true;
   const Version& v = *versions_->current();
+  const LevelTargets targets(options_, v);
   for (int level = 0; level < kNumLevels - 1; level++) {
-    if (LevelScore(options_, v, level) >= 1.0) return true;
+    if (targets.Score(v, level) >= 1.0) return true;
   }
   return false;
 }

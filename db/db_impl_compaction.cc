@@ -25,7 +25,7 @@ CompactionFilter::~CompactionFilter() = default;
 bool DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
   ManualCompaction* manual = manual_compaction_;
   if (manual != nullptr && !manual->done && !manual->running) {
-    auto c = CompactionForRange(versions_->current(), manual->level,
+    auto c = CompactionForRange(options_, versions_->current(), manual->level,
                                 manual->begin, manual->end, manual->in_place);
     if (c != nullptr &&
         std::any_of(running_compactions_.begin(), running_compactions_.end(),
@@ -122,7 +122,8 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
   const bool has_snapshots = !snapshots_.empty();
   const SequenceNumber largest_snapshot = has_snapshots ? snapshots_.back() : 0;
   const CompactionFilter* filter = options_.compaction_filter.get();
-  const uint64_t output_file_size = OutputFileSize(options_, c->output_level());
+  const uint64_t output_file_size =
+      LevelTargets(options_, c->version()).OutputFileSize(c->output_level());
   const auto filter_policy =
       FilterPolicyForOutput(options_, *versions_->current(), c, 0);
   lock->unlock();
@@ -337,6 +338,7 @@ std::string DBImpl::LevelsTable() {
   // theoretical false-positive rate a lookup of an absent key pays there:
   // the sum over level 0's segments (each is probed), the entry-weighted
   // mean over a deeper level's (one is probed).
+  const LevelTargets targets(options_, *v);
   std::string r;
   char line[200];
   std::snprintf(line, sizeof(line), "%-5s %9s %12s %14s %14s %7s %8s %9s\n",
@@ -344,7 +346,7 @@ std::string DBImpl::LevelsTable() {
                 "bits/key", "fp");
   r += line;
   for (int level = 0; level < kNumLevels; level++) {
-    const uint64_t target = level == 0 ? 0 : MaxBytesForLevel(options_, level);
+    const uint64_t target = targets.MaxBytes(level);
     uint64_t entries = 0, filter_bytes = 0, filtered_entries = 0;
     double fp = 0;
     for (const auto& f : v->files(level)) {
@@ -366,7 +368,7 @@ std::string DBImpl::LevelsTable() {
                   "L%-4d %9d %12" PRIu64 " %14" PRIu64 " %14" PRIu64
                   " %7.2f %8.2f %9.6f\n",
                   level, v->NumFiles(level), entries, v->LevelBytes(level),
-                  target, LevelScore(options_, *v, level), bits_per_key, fp);
+                  target, targets.Score(*v, level), bits_per_key, fp);
     r += line;
   }
   return r;

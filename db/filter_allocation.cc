@@ -82,13 +82,14 @@ std::shared_ptr<const FilterPolicy> FilterPolicyForOutput(
                                       ? 0.0
                                       : static_cast<double>(total_entries) /
                                             static_cast<double>(total_bytes);
+  const LevelTargets targets(options, v);
   for (int level = 1; level <= deepest; level++) {
     uint64_t entries = level_entries[level];
     if (level < deepest) {
       entries = std::max<uint64_t>(
           entries, static_cast<uint64_t>(
                        entries_per_byte *
-                       static_cast<double>(MaxBytesForLevel(options, level))));
+                       static_cast<double>(targets.MaxBytes(level))));
     }
     if (level == output_level) output_run = runs.size();
     runs.push_back(entries);

@@ -45,10 +45,11 @@ std::vector<double> AllocateFilterBits(const std::vector<uint64_t>& run_entries,
 // new_entries entries to level 0) or a compaction c writes. The runs are
 // those of v once the output is in place: the compaction's inputs leave,
 // its output level holds the inputs' entries. A level above the deepest
-// one counts with at least its target size (converted to entries at the
-// version's bytes per entry), the size it has once the tree is full: a
-// level's segments are rewritten rarely, so their bits should suit the tree
-// that will be, not the young one. Under FilterAllocation::kUniform, or for
+// one counts with at least its target size in v (LevelTargets; converted to
+// entries at the version's bytes per entry), the size it has once it is
+// full: a level's segments are rewritten rarely, so their bits should suit
+// the tree that will be, not the young one. Levels with no target (above
+// the base level, kept empty) count with what they hold. Under FilterAllocation::kUniform, or for
 // a policy that cannot be resized, this is options.filter_policy itself.
 std::shared_ptr<const FilterPolicy> FilterPolicyForOutput(
     const Options& options, const Version& v, const Compaction* c,

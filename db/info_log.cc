@@ -77,7 +77,8 @@ void LogOpening(Logger* log, const std::string& dbname, const Options& options,
       "block_cache_capacity=%zu level0_compaction_trigger=%d "
       "level0_slowdown_writes_trigger=%d level0_stop_writes_trigger=%d "
       "max_bytes_for_level_base=%" PRIu64
-      " max_bytes_for_level_multiplier=%d target_file_size=%" PRIu64
+      " max_bytes_for_level_multiplier=%d"
+      " level_compaction_dynamic_level_bytes=%d target_file_size=%" PRIu64
       " compaction_filter=%s max_log_file_size=%" PRIu64,
       options.create_if_missing, options.error_if_exists,
       options.paranoid_checks, options.write_buffer_size, options.block_size,
@@ -86,7 +87,8 @@ void LogOpening(Logger* log, const std::string& dbname, const Options& options,
       options.block_cache_capacity, options.level0_compaction_trigger,
       options.level0_slowdown_writes_trigger,
       options.level0_stop_writes_trigger, options.max_bytes_for_level_base,
-      options.max_bytes_for_level_multiplier, options.target_file_size,
+      options.max_bytes_for_level_multiplier,
+      options.level_compaction_dynamic_level_bytes, options.target_file_size,
       options.compaction_filter != nullptr ? options.compaction_filter->Name()
                                            : "none",
       options.max_log_file_size);

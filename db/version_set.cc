@@ -15,6 +15,15 @@ uint64_t Version::LevelBytes(int level) const {
   return total;
 }
 
+std::shared_ptr<const Version> Version::TEST_New(
+    const std::vector<FileList>& files) {
+  auto v = std::make_shared<Version>();
+  for (size_t level = 0; level < files.size() && level < kNumLevels; level++) {
+    v->files_[level] = files[level];
+  }
+  return v;
+}
+
 Status WriteManifestFile(Env* env, const std::string& fname,
                          const VersionEdit& edit) {
   std::unique_ptr<WritableFile> file;

@@ -49,6 +49,11 @@ class Version {
   }
   uint64_t LevelBytes(int level) const;
 
+  // A version holding files[level] at each level (level 0 newest first,
+  // deeper levels in key order), for tests of what reads versions.
+  static std::shared_ptr<const Version> TEST_New(
+      const std::vector<FileList>& files);
+
  private:
   friend class VersionSet;
   FileList files_[kNumLevels];

@@ -101,9 +101,12 @@ class DB {
   //                       size, filter bits per key, filter outcomes,
   //                       measured and theoretical false-positive rates
   //   "bloomkv.levels"    one line per level: segments, entries, bytes,
-  //                       target size, compaction score, filter bits per
-  //                       key and the false-positive rate a lookup of an
-  //                       absent key pays at that level
+  //                       target size (0 for level 0 and for levels above
+  //                       the base level, which are kept empty; see
+  //                       Options::level_compaction_dynamic_level_bytes),
+  //                       compaction score, filter bits per key and the
+  //                       false-positive rate a lookup of an absent key
+  //                       pays at that level
   //   "bloomkv.num-files-at-level<N>"
   //   "bloomkv.approximate-memory-usage"
   //   "bloomkv.resource-usage"  bytes of memtables, filters, index blocks

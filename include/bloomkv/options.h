@@ -129,6 +129,23 @@ struct Options {
   // non-overlapping segments, each level `max_bytes_for_level_multiplier`
   // times larger than the one above it.
 
+  // How the levels' target sizes are chosen. true: from the bottom up. The
+  // last level (6) is as large as it is; each level above it gets
+  // 1/max_bytes_for_level_multiplier of the one below, down to the highest
+  // level whose target is still at least max_bytes_for_level_base (the
+  // base level). Level 0 compacts straight into the base level, and the
+  // levels above it stay empty, so the tree has just as many levels as its
+  // size needs: with the defaults, up to 160 MiB in one level below level
+  // 0, up to 1.6 GiB in two. Fewer levels mean fewer filters probed and
+  // fewer segments read per lookup. As the data grows the base level moves
+  // up. false: from the top down, level 1's target being
+  // max_bytes_for_level_base and each deeper level's the multiplier times
+  // the one above, so a young tree has as many levels as an old one of the
+  // same size had. Either setting opens any database: data found above the
+  // base level (written with false, or by a tree since shrunk) is moved
+  // down by background compaction. Default: true.
+  bool level_compaction_dynamic_level_bytes = true;
+
   // Compact level 0 into level 1 once it has this many segments.
   // Default: 4. Range: [1, 1000].
   int level0_compaction_trigger = 4;
@@ -151,9 +168,10 @@ struct Options {
   // segments. Default: 12. Range: [level0_slowdown_writes_trigger, 1000].
   int level0_stop_writes_trigger = 12;
 
-  // Target size of level 1; a level above its target is compacted into the
-  // next. 0 sizes level 1 like a full level 0, level0_compaction_trigger x
-  // write_buffer_size (16 MiB with the defaults): random keys make every
+  // Target size of level 1 (with level_compaction_dynamic_level_bytes: the
+  // least target of the base level); a level above its target is compacted
+  // into the next. 0 sizes it like a full level 0, level0_compaction_trigger
+  // x write_buffer_size (16 MiB with the defaults): random keys make every
   // level-0 segment overlap all of level 1, so a level-0 compaction
   // rewrites level 1 whole, and a level 1 much larger than level 0 would
   // multiply the bytes written. Default: 0. Range: 0 or [64 KiB, 1 TiB].
@@ -165,9 +183,11 @@ struct Options {
 
   // Compaction cuts its output into segments of about this size (never in
   // the middle of one key's versions), and smaller in small levels: at most
-  // an eighth of level 1's target, doubled for each level below level 1,
-  // so that compacting one segment down rewrites only a little of the
-  // level below. Default: 64 MiB. Range: [16 KiB, 4 GiB].
+  // an eighth of max_bytes_for_level_base (or of a full level 0) in the
+  // base level (level 1 without level_compaction_dynamic_level_bytes),
+  // doubled for each level below it, so that compacting one segment down
+  // rewrites only a little of the level below. Default: 64 MiB.
+  // Range: [16 KiB, 4 GiB].
   uint64_t target_file_size = uint64_t{64} << 20;
 
   // Threads that run compactions at once, on segments and key ranges that

@@ -109,6 +109,14 @@ uint64_t OutputFileSize(const Options& options, int level) {
                             std::min<uint64_t>(options.target_file_size, size));
 }
 
+CompressionType CompressionForLevel(const Options& options, int level) {
+  const auto& per_level = options.compression_per_level;
+  if (level >= 0 && static_cast<size_t>(level) < per_level.size()) {
+    return per_level[level];
+  }
+  return options.compression;
+}
+
 double LevelScore(const Options& options, const Version& v, int level) {
   if (level == 0) {
     return static_cast<double>(v.NumFiles(0)) /

@@ -35,6 +35,10 @@ uint64_t MaxBytesForLevel(const Options& options, int level);
 // keep the part of the next level that one segment overlaps small.
 uint64_t OutputFileSize(const Options& options, int level);
 
+// The compression of data blocks written into `level`:
+// compression_per_level[level], or Options::compression past its end.
+CompressionType CompressionForLevel(const Options& options, int level);
+
 // How urgently a level needs compaction: >= 1 means it should be compacted.
 double LevelScore(const Options& options, const Version& v, int level);
 

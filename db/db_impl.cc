@@ -86,9 +86,21 @@ Status ValidateOptions(const Options& o) {
   if (o.block_size < 1024 || o.block_size > (4u << 20)) {
     return Status::InvalidArgument("block_size must be in [1 KiB, 4 MiB]");
   }
-  if (o.compression != CompressionType::kNone &&
-      o.compression != CompressionType::kLZ4) {
+  auto known = [](CompressionType c) {
+    return c == CompressionType::kNone || c == CompressionType::kLZ4;
+  };
+  if (!known(o.compression)) {
     return Status::InvalidArgument("unknown compression type");
+  }
+  if (o.compression_per_level.size() > static_cast<size_t>(kNumLevels)) {
+    return Status::InvalidArgument(
+        "compression_per_level has more entries than there are levels (7)");
+  }
+  for (CompressionType c : o.compression_per_level) {
+    if (!known(c)) {
+      return Status::InvalidArgument(
+          "unknown compression type in compression_per_level");
+    }
   }
   if (o.level0_compaction_trigger < 1 ||
       o.level0_slowdown_writes_trigger < o.level0_compaction_trigger ||
@@ -542,7 +554,8 @@ Status DBImpl::WriteLevel0Segment(
   meta->reset();
   if (mem->Empty()) return Status::OK();
   const uint64_t start_micros = env_->NowMicros();
-  SegmentOutput out(options_, dbname_, number, std::move(filter_policy));
+  SegmentOutput out(options_, dbname_, number, std::move(filter_policy),
+                    CompressionForLevel(options_, 0));
   Status s = out.Open();
   std::unique_ptr<Iterator> it(mem->NewIterator());
   for (it->SeekToFirst(); s.ok() && it->Valid(); it->Next()) {

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "bloomkv/filter_policy.h"
 
@@ -58,9 +59,28 @@ struct Options {
   // and of the block cache. Default: 4 KiB. Range: [1 KiB, 4 MiB].
   size_t block_size = 4096;
 
-  // Compression of data blocks. A block is stored raw when compression
-  // saves less than 1/8 of it. Default: LZ4.
+  // Compression of data blocks in levels that compression_per_level does
+  // not name. A block is stored raw when compression saves less than 1/8
+  // of it. Default: LZ4.
   CompressionType compression = CompressionType::kLZ4;
+
+  // Compression of the data blocks a flush or compaction writes into each
+  // level: entry i applies to level i; levels past the end of the list use
+  // `compression` (RocksDB's compression_per_level). The default leaves
+  // level 0 and level 1 uncompressed: they hold a few write buffers' worth
+  // of data that nearly every level-0 compaction reads and rewrites again
+  // (with random keys each level-0 segment overlaps all of level 1), so
+  // compressing them costs CPU in every flush and level-0 compaction, and a
+  // decompression in every read of their blocks, to save little disk: the
+  // deeper levels hold most of the data, and stay compressed. Level sizes
+  // are counted in file bytes, so uncompressed upper levels reach their
+  // targets with fewer entries. A segment moved down a level without being
+  // rewritten is rewritten instead when the two levels' compression
+  // differs. An empty list compresses every level with `compression`.
+  // Existing segments keep their blocks as written; new ones follow the
+  // setting. Default: {kNone, kNone}. At most 7 entries (one per level).
+  std::vector<CompressionType> compression_per_level = {
+      CompressionType::kNone, CompressionType::kNone};
 
   // The filter built into every segment, consulted before any read of it.
   // nullptr builds no filters, so every lookup reads from every segment whose

@@ -677,7 +677,7 @@ Status DBImpl::Put(const WriteOptions& options, const Slice& key,
   if (!s.ok()) return s;
   WriteBatch batch;
   batch.Put(key, value);
-  return Write(options, &batch);
+  return WriteValidated(options, &batch);
 }
 
 Status DBImpl::Delete(const WriteOptions& options, const Slice& key) {
@@ -685,7 +685,7 @@ Status DBImpl::Delete(const WriteOptions& options, const Slice& key) {
   if (!s.ok()) return s;
   WriteBatch batch;
   batch.Delete(key);
-  return Write(options, &batch);
+  return WriteValidated(options, &batch);
 }
 
 Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
@@ -697,9 +697,19 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
     Status s = updates->Iterate(&validator);
     if (s.ok()) s = validator.status;
     if (!s.ok()) return s;
-    // An empty synced batch still syncs the log: it makes the writes before
-    // it durable (SyncWAL).
-    if (updates->Count() == 0 && !options.sync) return Status::OK();
+  }
+  return WriteValidated(options, updates);
+}
+
+Status DBImpl::WriteValidated(const WriteOptions& options,
+                              WriteBatch* updates) {
+  if (read_only_) {
+    return Status::NotSupported(dbname_, "database is open read-only");
+  }
+  // An empty synced batch still syncs the log: it makes the writes before
+  // it durable (SyncWAL).
+  if (updates != nullptr && updates->Count() == 0 && !options.sync) {
+    return Status::OK();
   }
   Writer w(updates, options.sync);
   std::unique_lock<std::mutex> lock(mu_);

@@ -67,20 +67,19 @@ struct Options {
   // Compression of the data blocks a flush or compaction writes into each
   // level: entry i applies to level i; levels past the end of the list use
   // `compression` (RocksDB's compression_per_level). The default leaves
-  // level 0 and level 1 uncompressed: they hold a few write buffers' worth
-  // of data that nearly every level-0 compaction reads and rewrites again
-  // (with random keys each level-0 segment overlaps all of level 1), so
-  // compressing them costs CPU in every flush and level-0 compaction, and a
-  // decompression in every read of their blocks, to save little disk: the
-  // deeper levels hold most of the data, and stay compressed. Level sizes
-  // are counted in file bytes, so uncompressed upper levels reach their
-  // targets with fewer entries. A segment moved down a level without being
-  // rewritten is rewritten instead when the two levels' compression
+  // level 0 uncompressed: its segments are flushed memtables that the next
+  // level-0 compaction reads once and deletes, so compressing them costs
+  // LZ4 CPU in every flush and a decompression in that compaction (and in
+  // every lookup that reads one of their blocks) for disk that is freed
+  // moments later. Uncompressing level 1 as well saves more compression
+  // CPU but, since level sizes are counted in file bytes, fills level 1
+  // with fewer entries and adds compactions into level 2: measure before
+  // doing so (docs/benchmarks.md). A segment moved down a level without
+  // being rewritten is rewritten instead when the two levels' compression
   // differs. An empty list compresses every level with `compression`.
   // Existing segments keep their blocks as written; new ones follow the
-  // setting. Default: {kNone, kNone}. At most 7 entries (one per level).
-  std::vector<CompressionType> compression_per_level = {
-      CompressionType::kNone, CompressionType::kNone};
+  // setting. Default: {kNone}. At most 7 entries (one per level).
+  std::vector<CompressionType> compression_per_level = {CompressionType::kNone};
 
   // The filter built into every segment, consulted before any read of it.
   // nullptr builds no filters, so every lookup reads from every segment whose

@@ -136,11 +136,10 @@ class DbCompressionTest : public testing::Test {
   Model model_;
 };
 
-TEST_F(DbCompressionTest, DefaultLeavesLevelsZeroAndOneUncompressed) {
+TEST_F(DbCompressionTest, DefaultLeavesLevelZeroUncompressed) {
   const Options defaults;
-  ASSERT_EQ(2u, defaults.compression_per_level.size());
+  ASSERT_EQ(1u, defaults.compression_per_level.size());
   EXPECT_EQ(CompressionType::kNone, defaults.compression_per_level[0]);
-  EXPECT_EQ(CompressionType::kNone, defaults.compression_per_level[1]);
   EXPECT_EQ(CompressionType::kLZ4, defaults.compression);
 
   Options o = SmallOptions();  // per-level setting left at its default
@@ -149,11 +148,10 @@ TEST_F(DbCompressionTest, DefaultLeavesLevelsZeroAndOneUncompressed) {
   // A memtable's worth more that stays in level 0.
   Fill(200, /*sequential=*/false, 302);
   const std::set<int> levels = ExpectLevelsCompressed(
-      {{0, CompressionType::kNone}, {1, CompressionType::kNone}},
-      CompressionType::kLZ4);
+      {{0, CompressionType::kNone}}, CompressionType::kLZ4);
   EXPECT_TRUE(levels.count(0)) << "no level-0 segment to check";
   EXPECT_TRUE(levels.count(1)) << "no level-1 segment to check";
-  EXPECT_TRUE(*levels.rbegin() >= 2) << "no compressed level to check";
+  EXPECT_TRUE(*levels.rbegin() >= 2) << "no deeper level to check";
   test::ExpectDbHolds(db_.get(), model_);
 
   Open(o);
@@ -199,6 +197,7 @@ TEST_F(DbCompressionTest, SegmentMovedIntoCompressedLevelIsRewritten) {
   // level-1 segments into level 2 as they are, uncompressed; with differing
   // compression it must rewrite them instead.
   Options o = SmallOptions();
+  o.compression_per_level = {CompressionType::kNone, CompressionType::kNone};
   Open(o);
   Fill(8000, /*sequential=*/true, 307);
   const std::set<int> levels = ExpectLevelsCompressed(
@@ -225,6 +224,7 @@ TEST_F(DbCompressionTest, SegmentMovedIntoCompressedLevelIsRewritten) {
 
 TEST_F(DbCompressionTest, DamagedBlocksAreCorruptionAtEveryLevel) {
   Options o = SmallOptions();
+  o.compression_per_level = {CompressionType::kNone, CompressionType::kNone};
   Open(o);
   Fill(6000, /*sequential=*/false, 309);
   Fill(200, /*sequential=*/false, 310);

@@ -325,9 +325,9 @@ TEST(ConcurrencyTest, ShardedStatisticsAreExactAtQuiescence) {
     ASSERT_TRUE(db->Put(WriteOptions(), OwnedKey(i), VersionedValue(i)).ok());
   }
   ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
-  // The manual compaction can leave a level above its target (level 1 is
-  // uncompressed by default): let background compaction finish, so that no
-  // segment, and its counters, is replaced while the Gets run.
+  // The manual compaction can leave a level above its byte target: let
+  // background compaction finish, so that no segment, and its counters, is
+  // replaced while the Gets run.
   for (int i = 0;; i++) {
     std::string pending;
     ASSERT_TRUE(db->GetProperty("bloomkv.compaction-pending", &pending));

@@ -146,6 +146,14 @@ uint64_t LevelTargets::OutputFileSize(int level) const {
                             std::min<uint64_t>(target_file_size_, size));
 }
 
+CompressionType CompressionForLevel(const Options& options, int level) {
+  const auto& per_level = options.compression_per_level;
+  if (level >= 0 && static_cast<size_t>(level) < per_level.size()) {
+    return per_level[level];
+  }
+  return options.compression;
+}
+
 double LevelTargets::Score(int level, uint64_t files, uint64_t bytes) const {
   if (level == 0) {
     return static_cast<double>(files) / level0_compaction_trigger_;

@@ -83,6 +83,10 @@ class LevelTargets {
   uint64_t max_bytes_[kNumLevels] = {};
 };
 
+// The compression of data blocks written into `level`:
+// compression_per_level[level], or Options::compression past its end.
+CompressionType CompressionForLevel(const Options& options, int level);
+
 class Compaction {
  public:
   // REQUIRES: output_level >= level, below kNumLevels, and every level

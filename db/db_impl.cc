@@ -86,9 +86,21 @@ Status ValidateOptions(const Options& o) {
   if (o.block_size < 1024 || o.block_size > (4u << 20)) {
     return Status::InvalidArgument("block_size must be in [1 KiB, 4 MiB]");
   }
-  if (o.compression != CompressionType::kNone &&
-      o.compression != CompressionType::kLZ4) {
+  auto known = [](CompressionType c) {
+    return c == CompressionType::kNone || c == CompressionType::kLZ4;
+  };
+  if (!known(o.compression)) {
     return Status::InvalidArgument("unknown compression type");
+  }
+  if (o.compression_per_level.size() > static_cast<size_t>(kNumLevels)) {
+    return Status::InvalidArgument(
+        "compression_per_level has more entries than there are levels (7)");
+  }
+  for (CompressionType c : o.compression_per_level) {
+    if (!known(c)) {
+      return Status::InvalidArgument(
+          "unknown compression type in compression_per_level");
+    }
   }
   if (o.level0_compaction_trigger < 1 ||
       o.level0_slowdown_writes_trigger < o.level0_compaction_trigger ||
@@ -542,7 +554,8 @@ Status DBImpl::WriteLevel0Segment(
   meta->reset();
   if (mem->Empty()) return Status::OK();
   const uint64_t start_micros = env_->NowMicros();
-  SegmentOutput out(options_, dbname_, number, std::move(filter_policy));
+  SegmentOutput out(options_, dbname_, number, std::move(filter_policy),
+                    CompressionForLevel(options_, 0));
   Status s = out.Open();
   std::unique_ptr<Iterator> it(mem->NewIterator());
   for (it->SeekToFirst(); s.ok() && it->Valid(); it->Next()) {
@@ -664,7 +677,7 @@ Status DBImpl::Put(const WriteOptions& options, const Slice& key,
   if (!s.ok()) return s;
   WriteBatch batch;
   batch.Put(key, value);
-  return Write(options, &batch);
+  return WriteValidated(options, &batch);
 }
 
 Status DBImpl::Delete(const WriteOptions& options, const Slice& key) {
@@ -672,7 +685,7 @@ Status DBImpl::Delete(const WriteOptions& options, const Slice& key) {
   if (!s.ok()) return s;
   WriteBatch batch;
   batch.Delete(key);
-  return Write(options, &batch);
+  return WriteValidated(options, &batch);
 }
 
 Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
@@ -684,9 +697,19 @@ Status DBImpl::Write(const WriteOptions& options, WriteBatch* updates) {
     Status s = updates->Iterate(&validator);
     if (s.ok()) s = validator.status;
     if (!s.ok()) return s;
-    // An empty synced batch still syncs the log: it makes the writes before
-    // it durable (SyncWAL).
-    if (updates->Count() == 0 && !options.sync) return Status::OK();
+  }
+  return WriteValidated(options, updates);
+}
+
+Status DBImpl::WriteValidated(const WriteOptions& options,
+                              WriteBatch* updates) {
+  if (read_only_) {
+    return Status::NotSupported(dbname_, "database is open read-only");
+  }
+  // An empty synced batch still syncs the log: it makes the writes before
+  // it durable (SyncWAL).
+  if (updates != nullptr && updates->Count() == 0 && !options.sync) {
+    return Status::OK();
   }
   Writer w(updates, options.sync);
   std::unique_lock<std::mutex> lock(mu_);

@@ -150,6 +150,11 @@ class DBImpl final : public DB {
   // The filter policy for flushing mem to level 0. REQUIRES: mu_ held.
   std::shared_ptr<const FilterPolicy> FlushFilterPolicy(const MemTable& mem);
 
+  // Write() for a batch whose keys and values are known to be within the
+  // limits (Put and Delete check their one key and value themselves, so
+  // their batch is not parsed once more only to check it again).
+  Status WriteValidated(const WriteOptions& options, WriteBatch* updates);
+
   // REQUIRES: lock holds mu_ (for all below).
   Status MakeRoomForWrite(std::unique_lock<std::mutex>* lock, bool force);
   WriteBatch* BuildBatchGroup(Writer** last_writer);

@@ -51,7 +51,11 @@ bool DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
   auto c = PickCompaction(options_, versions_->current(), compact_pointers_,
                           running_compactions_);
   if (c == nullptr) return false;
-  if (c->IsTrivialMove()) {
+  // A move would leave the segment's blocks compressed as its old level
+  // wants, not its new one: rewrite it instead when the two differ.
+  if (c->IsTrivialMove() &&
+      CompressionForLevel(options_, c->level()) ==
+          CompressionForLevel(options_, c->output_level())) {
     VersionEdit edit;
     const auto& f = c->inputs(0)[0];
     edit.RemoveFile(c->level(), f->number);
@@ -126,6 +130,8 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
       LevelTargets(options_, c->version()).OutputFileSize(c->output_level());
   const auto filter_policy =
       FilterPolicyForOutput(options_, *versions_->current(), c, 0);
+  const CompressionType compression =
+      CompressionForLevel(options_, c->output_level());
   lock->unlock();
 
   SegmentReadOptions sro;
@@ -232,7 +238,7 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
         lock->unlock();
       }
       out = std::make_unique<SegmentOutput>(options_, dbname_, number,
-                                            filter_policy);
+                                            filter_policy, compression);
       s = out->Open();
       if (!s.ok()) break;
     }

@@ -71,9 +71,21 @@ void LogOpening(Logger* log, const std::string& dbname, const Options& options,
   if (log == nullptr) return;
   Log(log, "Opening database %s%s", dbname.c_str(),
       read_only ? " read-only" : "");
+  auto compression_name = [](CompressionType c) {
+    return c == CompressionType::kLZ4 ? "lz4" : "none";
+  };
+  // Levels 0.. as listed, then "..." for the deeper ones, which use
+  // `compression`.
+  std::string per_level;
+  for (CompressionType c : options.compression_per_level) {
+    per_level += compression_name(c);
+    per_level += ',';
+  }
+  per_level += "...";
   Log(log,
       "Options: create_if_missing=%d error_if_exists=%d paranoid_checks=%d "
-      "write_buffer_size=%zu block_size=%zu compression=%s filter_policy=%s "
+      "write_buffer_size=%zu block_size=%zu compression=%s "
+      "compression_per_level=%s filter_policy=%s "
       "block_cache_capacity=%zu level0_compaction_trigger=%d "
       "level0_slowdown_writes_trigger=%d level0_stop_writes_trigger=%d "
       "max_bytes_for_level_base=%" PRIu64
@@ -82,7 +94,7 @@ void LogOpening(Logger* log, const std::string& dbname, const Options& options,
       " compaction_filter=%s max_log_file_size=%" PRIu64,
       options.create_if_missing, options.error_if_exists,
       options.paranoid_checks, options.write_buffer_size, options.block_size,
-      options.compression == CompressionType::kLZ4 ? "lz4" : "none",
+      compression_name(options.compression), per_level.c_str(),
       options.filter_policy != nullptr ? options.filter_policy->Name() : "none",
       options.block_cache_capacity, options.level0_compaction_trigger,
       options.level0_slowdown_writes_trigger,

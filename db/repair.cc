@@ -26,6 +26,7 @@
 
 #include "bloomkv/env.h"
 #include "bloomkv/write_batch.h"
+#include "db/compaction.h"
 #include "db/filename.h"
 #include "db/log_reader.h"
 #include "db/memtable.h"
@@ -133,7 +134,8 @@ class Repairer {
     // Repaired segments all sit in level 0 until compaction rewrites them:
     // the configured policy as is, no per-level allocation.
     SegmentOutput out(options_, dbname_, next_file_number_++,
-                      options_.filter_policy);
+                      options_.filter_policy,
+                      CompressionForLevel(options_, 0));
     Status s = out.Open();
     std::string last;
     bool empty = true;

@@ -7,12 +7,14 @@ namespace bloomkv {
 
 SegmentOutput::SegmentOutput(const Options& options, const std::string& dbname,
                              uint64_t number,
-                             std::shared_ptr<const FilterPolicy> filter_policy)
+                             std::shared_ptr<const FilterPolicy> filter_policy,
+                             CompressionType compression)
     : options_(options),
       env_(options.env),
       fname_(SegmentFileName(dbname, number)),
       number_(number),
-      filter_policy_(std::move(filter_policy)) {}
+      filter_policy_(std::move(filter_policy)),
+      compression_(compression) {}
 
 SegmentOutput::~SegmentOutput() {
   // An output neither finished nor abandoned is incomplete: remove it.
@@ -24,7 +26,7 @@ Status SegmentOutput::Open() {
   if (!s.ok()) return s;
   SegmentBuilderOptions bo;
   bo.block_size = options_.block_size;
-  bo.compression = options_.compression;
+  bo.compression = compression_;
   bo.filter_policy = filter_policy_;
   builder_ = std::make_unique<SegmentBuilder>(bo, file_.get());
   return Status::OK();

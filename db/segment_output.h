@@ -21,10 +21,12 @@ namespace bloomkv {
 class SegmentOutput {
  public:
   // filter_policy: the policy for this segment's filter (see
-  // FilterPolicyForOutput); nullptr builds no filter.
+  // FilterPolicyForOutput); nullptr builds no filter. compression: of its
+  // data blocks, for the level it is written into (CompressionForLevel).
   SegmentOutput(const Options& options, const std::string& dbname,
                 uint64_t number,
-                std::shared_ptr<const FilterPolicy> filter_policy);
+                std::shared_ptr<const FilterPolicy> filter_policy,
+                CompressionType compression);
   SegmentOutput(const SegmentOutput&) = delete;
   SegmentOutput& operator=(const SegmentOutput&) = delete;
   ~SegmentOutput();
@@ -49,6 +51,7 @@ class SegmentOutput {
   const std::string fname_;
   const uint64_t number_;
   const std::shared_ptr<const FilterPolicy> filter_policy_;
+  const CompressionType compression_;
   std::unique_ptr<WritableFile> file_;
   std::unique_ptr<SegmentBuilder> builder_;
   bool finished_ = false;

@@ -48,7 +48,17 @@ class BloomkvEngine : public Engine {
       max_open_files_applied_ =
           SetMaxOpenFilesIfSupported(&o, options_.max_open_files);
     }
-    compression_ = o.compression == CompressionType::kLZ4 ? "lz4" : "none";
+    auto name = [](CompressionType c) {
+      return c == CompressionType::kLZ4 ? "lz4" : "none";
+    };
+    // Per level where the levels differ, e.g. "L0 none, L1 none, then lz4".
+    compression_.clear();
+    for (size_t l = 0; l < o.compression_per_level.size(); l++) {
+      compression_ += "L" + std::to_string(l) + " " +
+                      name(o.compression_per_level[l]) + ", ";
+    }
+    compression_ += (compression_.empty() ? "" : "then ");
+    compression_ += name(o.compression);
     return DB::Open(o, path, &db_);
   }
 

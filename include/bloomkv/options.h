@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include "bloomkv/filter_policy.h"
 
@@ -58,9 +59,27 @@ struct Options {
   // and of the block cache. Default: 4 KiB. Range: [1 KiB, 4 MiB].
   size_t block_size = 4096;
 
-  // Compression of data blocks. A block is stored raw when compression
-  // saves less than 1/8 of it. Default: LZ4.
+  // Compression of data blocks in levels that compression_per_level does
+  // not name. A block is stored raw when compression saves less than 1/8
+  // of it. Default: LZ4.
   CompressionType compression = CompressionType::kLZ4;
+
+  // Compression of the data blocks a flush or compaction writes into each
+  // level: entry i applies to level i; levels past the end of the list use
+  // `compression` (RocksDB's compression_per_level). The default leaves
+  // level 0 uncompressed: its segments are flushed memtables that the next
+  // level-0 compaction reads once and deletes, so compressing them costs
+  // LZ4 CPU in every flush and a decompression in that compaction (and in
+  // every lookup that reads one of their blocks) for disk that is freed
+  // moments later. Uncompressing level 1 as well saves more compression
+  // CPU but, since level sizes are counted in file bytes, fills level 1
+  // with fewer entries and adds compactions into level 2: measure before
+  // doing so (docs/benchmarks.md). A segment moved down a level without
+  // being rewritten is rewritten instead when the two levels' compression
+  // differs. An empty list compresses every level with `compression`.
+  // Existing segments keep their blocks as written; new ones follow the
+  // setting. Default: {kNone}. At most 7 entries (one per level).
+  std::vector<CompressionType> compression_per_level = {CompressionType::kNone};
 
   // The filter built into every segment, consulted before any read of it.
   // nullptr builds no filters, so every lookup reads from every segment whose

@@ -103,7 +103,8 @@ class TableCacheTest : public testing::Test {
   void Build(int n, size_t capacity) {
     options_.env = &env_;
     for (int number = 1; number <= n; number++) {
-      SegmentOutput out(options_, dir_.path(), number, options_.filter_policy);
+      SegmentOutput out(options_, dir_.path(), number, options_.filter_policy,
+                        options_.compression);
       ASSERT_TRUE(out.Open().ok());
       ASSERT_TRUE(
           out.Add(MakeInternalKey(UserKey(number), 1, ValueType::kValue),

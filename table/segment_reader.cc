@@ -93,24 +93,38 @@ struct SegmentReader::Rep {
       if (stats != nullptr) stats->cache_misses++;
     }
     const bool insert = cache != nullptr && ro.fill_cache;
-    BlockContents contents;
-    uint64_t bytes = 0;
     // Blocks served from the cache count as verified, so a block headed for
     // the cache is always checksummed.
-    s = ReadBlock(file.get(), file_name, h, ro.verify_checksums || insert,
-                  &contents, &bytes);
+    return ReadOwnedBlock(h, ro.verify_checksums || insert,
+                          insert ? &key : nullptr, stats, block);
+  }
+
+  // Reads, checks and parses the data block at h into a block of its own,
+  // inserted into the cache under *key unless key is null, and counts the
+  // read in *stats.
+  Status ReadOwnedBlock(const BlockHandle& h, bool verify_checksum,
+                        const CacheKey* key, SegmentReadStats* stats,
+                        std::shared_ptr<const Block>* block) const {
+    BlockContents contents;
+    uint64_t bytes = 0;
+    Status s =
+        ReadBlock(file.get(), file_name, h, verify_checksum, &contents, &bytes);
+    CountRead(bytes, stats);
+    if (s.ok()) {
+      s = Block::Parse(std::move(contents), shared_file_name, h.offset, block);
+    }
+    if (s.ok() && key != nullptr) {
+      options.block_cache->Insert(
+          *key, *block, (*block)->size() + sizeof(Block) + file_name.size());
+    }
+    return s;
+  }
+
+  static void CountRead(uint64_t bytes, SegmentReadStats* stats) {
     if (stats != nullptr) {
       stats->data_blocks_read++;
       stats->bytes_read += bytes;
     }
-    if (s.ok())
-      s = Block::Parse(std::move(contents), shared_file_name, h.offset, block);
-    if (!s.ok()) return s;
-    if (insert) {
-      cache->Insert(key, *block,
-                    (*block)->size() + sizeof(Block) + file_name.size());
-    }
-    return Status::OK();
   }
 
   // The data block at h for one point lookup, in *block: a cached block
@@ -139,36 +153,24 @@ struct SegmentReader::Rep {
       }
       if (stats != nullptr) stats->cache_misses++;
     }
-    uint64_t bytes = 0;
-    BlockContents contents;
     if (admit && ro.fill_cache) {
-      s = ReadBlock(file.get(), file_name, h, /*verify_checksum=*/true,
-                    &contents, &bytes);
-      if (s.ok()) {
-        s = Block::Parse(std::move(contents), shared_file_name, h.offset,
-                         cached);
-      }
-      if (s.ok()) {
-        cache->Insert(key, *cached,
-                      (*cached)->size() + sizeof(Block) + file_name.size());
-        *block = cached->get();
-      }
-    } else {
-      s = ReadTransientBlock(file.get(), file_name, h, scratch, scratch_size,
-                             &contents, &bytes);
-      if (s.ok()) {
-        // The name outlives the block: no reference count to touch.
-        s = Block::Parse(std::move(contents),
-                         std::shared_ptr<const std::string>(
-                             std::shared_ptr<void>(), shared_file_name.get()),
-                         h.offset, transient);
-      }
-      if (s.ok()) *block = &**transient;
+      s = ReadOwnedBlock(h, /*verify_checksum=*/true, &key, stats, cached);
+      if (s.ok()) *block = cached->get();
+      return s;
     }
-    if (stats != nullptr) {
-      stats->data_blocks_read++;
-      stats->bytes_read += bytes;
+    BlockContents contents;
+    uint64_t bytes = 0;
+    s = ReadTransientBlock(file.get(), file_name, h, scratch, scratch_size,
+                           &contents, &bytes);
+    CountRead(bytes, stats);
+    if (s.ok()) {
+      // The name outlives the block: no reference count to touch.
+      s = Block::Parse(std::move(contents),
+                       std::shared_ptr<const std::string>(
+                           std::shared_ptr<void>(), shared_file_name.get()),
+                       h.offset, transient);
     }
+    if (s.ok()) *block = &**transient;
     return s;
   }
 
@@ -375,10 +377,7 @@ std::unique_ptr<Iterator> SegmentReader::NewIterator(
         s = ReadBlock(file.get(), r->file_name, handle,
                       options.verify_checksums, &contents, &bytes);
       }
-      if (stats != nullptr) {
-        stats->data_blocks_read++;
-        stats->bytes_read += bytes;
-      }
+      Rep::CountRead(bytes, stats);
       std::shared_ptr<const Block> block;
       if (s.ok()) {
         s = Block::Parse(std::move(contents), r->file_name, handle.offset,

@@ -74,7 +74,11 @@ struct Options {
   // moments later. Uncompressing level 1 as well saves more compression
   // CPU but, since level sizes are counted in file bytes, fills level 1
   // with fewer entries and adds compactions into level 2: measure before
-  // doing so (docs/benchmarks.md). A segment moved down a level without
+  // doing so (docs/benchmarks.md). Entries name levels, not depths: with
+  // level_compaction_dynamic_level_bytes level 0 compacts into the base
+  // level (level 6 for a small tree), so an entry for level 1 applies only
+  // once the tree is large enough for level 1 to be the base level.
+  // A segment moved down a level without
   // being rewritten is rewritten instead when the two levels' compression
   // differs. An empty list compresses every level with `compression`.
   // Existing segments keep their blocks as written; new ones follow the

@@ -66,17 +66,6 @@ std::vector<CompressionType> DataBlockCompression(const std::string& path) {
   return types;
 }
 
-// Waits until no flush or compaction is queued or running.
-void WaitForCompactions(DB* db) {
-  for (int i = 0; i < 3000; i++) {
-    std::string pending;
-    ASSERT_TRUE(db->GetProperty("bloomkv.compaction-pending", &pending));
-    if (pending == "0") return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  FAIL() << "compaction did not settle";
-}
-
 class DbCompressionTest : public testing::Test {
  protected:
   // Small levels, so that a few hundred KiB reach level 2 and deeper, sized
@@ -110,7 +99,7 @@ class DbCompressionTest : public testing::Test {
       model_[Key(k)] = v;
     }
     ASSERT_TRUE(db_->Flush().ok());
-    WaitForCompactions(db_.get());
+    test::WaitForBackgroundWork(db_.get());
   }
 
   // Flushes a little more until a level-0 segment survives the settle: with

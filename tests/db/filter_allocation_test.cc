@@ -106,22 +106,6 @@ std::string Code(Random* rnd) {
   return s;
 }
 
-// Waits until no level's compaction score is >= 1 (background compaction
-// has settled), as an application would find its store after a while.
-// "bloomkv.compaction-pending" decides from the exact sizes, where the
-// levels table's columns are rounded.
-void WaitForCompactions(DB* db) {
-  for (int i = 0; i < 6000; i++) {
-    std::string pending;
-    ASSERT_TRUE(db->GetProperty("bloomkv.compaction-pending", &pending));
-    if (pending == "0") return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  std::string levels;
-  db->GetProperty("bloomkv.levels", &levels);
-  FAIL() << "compaction did not settle:\n" << levels;
-}
-
 struct Shape {
   std::map<int, double> bits_per_key;  // per level, entry-weighted
   // Theoretical false positives per lookup of an absent key in levels >= 1
@@ -157,7 +141,7 @@ Shape BuildAndMeasure(FilterAllocation allocation, bool dynamic_levels,
         db->Put(WriteOptions(), code, "https://example.com/" + code).ok());
   }
   EXPECT_TRUE(db->Flush().ok());
-  WaitForCompactions(db.get());
+  test::WaitForBackgroundWork(db.get());
 
   // A deeper level is probed once per lookup, at a segment chosen in
   // proportion to its key range, about its share of the level's entries.

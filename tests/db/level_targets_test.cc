@@ -340,16 +340,6 @@ std::string LevelsText(DB* db) {
   return table;
 }
 
-void WaitUntilSettled(DB* db) {
-  for (int i = 0; i < 6000; i++) {
-    std::string pending;
-    ASSERT_TRUE(db->GetProperty("bloomkv.compaction-pending", &pending));
-    if (pending == "0") return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  FAIL() << "compaction did not settle:\n" << LevelsText(db);
-}
-
 Options SmallOptions(bool dynamic) {
   Options o = test::TinyCompactionOptions();
   o.max_bytes_for_level_multiplier = 4;
@@ -407,7 +397,7 @@ TEST(LevelTargetsDbTest, GrowingTreeFillsFromTheBottomAndTheBaseMovesUp) {
       model[k] = v;
     }
     ASSERT_TRUE(db->Flush().ok());
-    WaitUntilSettled(db.get());
+    test::WaitForBackgroundWork(db.get());
     const int base = CheckSettledShape(db.get(), options);
     if (HasFailure()) return;
     if (!bases.empty()) {
@@ -443,7 +433,7 @@ TEST(LevelTargetsDbTest, StaticTreeReopenedDynamicDrainsAndLosesNothing) {
       model[k] = v;
     }
     ASSERT_TRUE(db->Flush().ok());
-    WaitUntilSettled(db.get());
+    test::WaitForBackgroundWork(db.get());
     // The static shape: level 1 onward, several levels.
     const std::vector<LevelRow> rows = ReadLevels(db.get());
     ASSERT_EQ(static_cast<size_t>(kNumLevels), rows.size());
@@ -480,7 +470,7 @@ TEST(LevelTargetsDbTest, StaticTreeReopenedDynamicDrainsAndLosesNothing) {
   // And more while the old levels drain.
   overwrite(1, 5);
   ASSERT_TRUE(db->Flush().ok());
-  WaitUntilSettled(db.get());
+  test::WaitForBackgroundWork(db.get());
   const int base = CheckSettledShape(db.get(), options);
   EXPECT_GT(base, 1) << LevelsText(db.get());
   EXPECT_GT(ReadLevels(db.get())[kNumLevels - 1].segments, 0);

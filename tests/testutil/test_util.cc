@@ -6,12 +6,14 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <system_error>
+#include <thread>
 
 #include "bloomkv/env.h"
 
@@ -145,6 +147,18 @@ void KeepEverythingInLevelZero(Options* options) {
   options->level0_compaction_trigger = 1000;
   options->level0_slowdown_writes_trigger = 1000;
   options->level0_stop_writes_trigger = 1000;
+}
+
+void WaitForBackgroundWork(DB* db) {
+  for (int i = 0; i < 6000; i++) {
+    std::string pending;
+    ASSERT_TRUE(db->GetProperty("bloomkv.compaction-pending", &pending));
+    if (pending == "0") return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  std::string levels;
+  db->GetProperty("bloomkv.levels", &levels);
+  FAIL() << "compaction did not settle:\n" << levels;
 }
 
 void ExpectDbHolds(DB* db, const std::map<std::string, std::string>& model) {

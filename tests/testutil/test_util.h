@@ -66,6 +66,12 @@ std::string CompressibleString(Random* rnd, double compressed_fraction,
 // failed or read-only Open changed no file.
 std::vector<std::string> DatabaseFiles(const std::string& dir);
 
+// Waits (up to 60 s) until db has no flush or compaction queued or running
+// ("bloomkv.compaction-pending" is 0: background compaction has settled, as
+// an application finds its store after a while); a gtest failure showing
+// the levels table if it never does.
+void WaitForBackgroundWork(DB* db);
+
 // Every key of `model` reads its value from db (Get), and a full scan finds
 // exactly the model: nothing missing, nothing else. Reports through gtest.
 void ExpectDbHolds(DB* db, const std::map<std::string, std::string>& model);

@@ -203,16 +203,6 @@ Status LiveLogs(Env* env, const std::string& dbname, uint64_t log_number,
     return Status::Corruption(LogFileName(dbname, log_number),
                               "is missing: the manifest needs it");
   }
-  // Only the newest log may end torn; empty logs after it (a crash right
-  // after switching logs) do not make it older.
-  while (live->size() > 1) {
-    uint64_t size = 0;
-    if (!env->GetFileSize(LogFileName(dbname, live->back()), &size).ok() ||
-        size != 0) {
-      break;
-    }
-    live->pop_back();
-  }
   return Status::OK();
 }
 
@@ -265,6 +255,9 @@ DBImpl::~DBImpl() {
       counters_->compaction_bytes_read.load(),
       counters_->compaction_bytes_written.load(),
       counters_->trivial_moves.load(), counters_->stall_micros.load());
+  for (ClosedLog& closed : closed_logs_) {
+    closed.file->Close().PermitUncheckedError();
+  }
   if (log_file_ != nullptr) log_file_->Close().PermitUncheckedError();
   if (db_lock_ != nullptr) {
     env_->UnlockFile(std::move(db_lock_)).PermitUncheckedError();
@@ -386,10 +379,7 @@ Status DBImpl::Open() {
   // a failed replay removes them again.
   VersionEdit edit;
   SequenceNumber max_sequence = versions_->last_sequence();
-  for (size_t i = 0; s.ok() && i < live_logs.size(); i++) {
-    s = ReplayLog(live_logs[i], i + 1 == live_logs.size(), &max_sequence,
-                  &edit);
-  }
+  s = ReplayLogs(live_logs, &max_sequence, &edit);
   if (!s.ok()) {
     for (const auto& [level, f] : edit.new_files()) {
       env_->RemoveFile(SegmentFileName(dbname_, f->number))
@@ -427,11 +417,8 @@ Status DBImpl::OpenReadOnly(const std::vector<uint64_t>& live_logs) {
   mem_ = NewMemTable();
   InstallReadView();
   SequenceNumber max_sequence = versions_->last_sequence();
-  for (size_t i = 0; i < live_logs.size(); i++) {
-    Status s = ReplayLog(live_logs[i], i + 1 == live_logs.size(), &max_sequence,
-                         /*edit=*/nullptr);
-    if (!s.ok()) return s;
-  }
+  Status s = ReplayLogs(live_logs, &max_sequence, /*edit=*/nullptr);
+  if (!s.ok()) return s;
   versions_->SetLastSequence(max_sequence);
   Log(info_log_,
       "Opened read-only: last sequence %" PRIu64 ", segments per level %s",
@@ -456,8 +443,66 @@ Status DBImpl::NewDB() {
   return SetCurrentFile(env_, dbname_, 1);
 }
 
-Status DBImpl::ReplayLog(uint64_t number, bool newest,
-                         SequenceNumber* max_sequence, VersionEdit* edit) {
+Status DBImpl::ReplayLogs(const std::vector<uint64_t>& logs,
+                          SequenceNumber* max_sequence, VersionEdit* edit) {
+  for (size_t i = 0; i < logs.size(); i++) {
+    Status torn_end;
+    Status s = ReplayLog(logs[i], max_sequence, edit, &torn_end);
+    if (!s.ok()) return s;
+    if (torn_end.ok() || i + 1 == logs.size()) continue;
+    // A torn end is what a crash leaves in a log whose last writes were not
+    // synced: the newest, or one a memtable switch closed without a sync.
+    // Unless a later log holds the sync mark (SyncClosedLogs), every write
+    // in the later logs was unsynced too: they are dropped with it, so the
+    // database recovers a prefix of its writes.
+    bool marked = false;
+    for (size_t j = i + 1; s.ok() && !marked && j < logs.size(); j++) {
+      s = LogHoldsSyncMark(logs[j], &marked);
+    }
+    if (!s.ok()) return s;
+    if (!marked) {
+      for (size_t j = i + 1; j < logs.size(); j++) {
+        Log(info_log_,
+            "Dropped %s: written after the torn end of %s, never synced",
+            LogFileName(dbname_, logs[j]).c_str(),
+            LogFileName(dbname_, logs[i]).c_str());
+      }
+      return Status::OK();
+    }
+    // The torn log was synced before a later write: its end is damage.
+    if (options_.paranoid_checks) return torn_end;
+    Log(info_log_, "Skipping %s", torn_end.ToString().c_str());
+  }
+  return Status::OK();
+}
+
+Status DBImpl::LogHoldsSyncMark(uint64_t number, bool* marked) {
+  const std::string fname = LogFileName(dbname_, number);
+  std::unique_ptr<SequentialFile> file;
+  Status s = env_->NewSequentialFile(fname, &file);
+  if (!s.ok()) return s;
+  // Damage here is found and judged when the log is replayed; only a read
+  // error stops the search.
+  struct Reporter final : log::Reader::Reporter {
+    Status status;
+    void Corruption(size_t, const Status& reason) override {
+      if (reason.IsIOError() && status.ok()) status = reason;
+    }
+  } reporter;
+  log::Reader reader(file.get(), fname, &reporter, /*verify_checksums=*/true);
+  Slice record;
+  std::string scratch;
+  WriteBatch batch;
+  *marked = false;
+  while (!*marked && reader.ReadRecord(&record, &scratch)) {
+    *marked = WriteBatchInternal::SetContents(&batch, record).ok() &&
+              WriteBatchInternal::Count(&batch) == 0;
+  }
+  return reporter.status;
+}
+
+Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
+                         VersionEdit* edit, Status* torn_end) {
   const std::string fname = LogFileName(dbname_, number);
   std::unique_ptr<SequentialFile> file;
   Status s = env_->NewSequentialFile(fname, &file);
@@ -512,19 +557,18 @@ Status DBImpl::ReplayLog(uint64_t number, bool newest,
     }
   }
   if (!reporter.status.ok()) return reporter.status;
-  if (reader.torn_tail() && !newest && options_.paranoid_checks) {
-    // A later log exists, so this one was complete: its end is damage.
-    return Status::Corruption(
-        fname + " at offset " + std::to_string(reader.torn_tail_offset()),
-        "damaged end of a log that is not the newest (" +
-            std::to_string(reader.torn_tail_bytes()) + " bytes)");
-  }
   Log(info_log_, "Replayed %s: %" PRIu64 " records, last sequence %" PRIu64,
       fname.c_str(), records, *max_sequence);
-  if (reader.torn_tail())
+  if (reader.torn_tail()) {
+    *torn_end = Status::Corruption(
+        fname + " at offset " + std::to_string(reader.torn_tail_offset()),
+        "damaged end of a log synced before the next one (a later log holds "
+        "the sync mark; " +
+            std::to_string(reader.torn_tail_bytes()) + " bytes)");
     Log(info_log_,
         "Dropped the torn tail of %s: %" PRIu64 " bytes at offset %" PRIu64,
         fname.c_str(), reader.torn_tail_bytes(), reader.torn_tail_offset());
+  }
   if (edit == nullptr) return Status::OK();
   std::shared_ptr<FileMetaData> meta;
   s = WriteLevel0Segment(mem.get(), versions_->NewFileNumber(),
@@ -596,13 +640,14 @@ Status DBImpl::NewLogFile() {
   // records would vanish with it.
   s = env_->SyncDir(dbname_);
   if (!s.ok()) return s;
+  PruneClosedLogs();
   if (log_file_ != nullptr) {
-    // Make the old log durable before any write lands in the new one: a
-    // later synced write must never survive a crash that loses the
-    // unsynced writes before it. One fsync per memtable switch.
-    s = log_file_->Sync();
+    // Not synced here, off the writers' path: the next synced write syncs
+    // it first (SyncClosedLogs), so no synced write survives a crash that
+    // loses an unsynced write before it.
+    s = log_file_->Flush();
     if (!s.ok()) return s;
-    log_file_->Close().PermitUncheckedError();
+    closed_logs_.push_back({log_number_, std::move(log_file_)});
   }
   log_file_ = std::move(file);
   log_ = std::make_unique<log::Writer>(log_file_.get());
@@ -732,10 +777,16 @@ Status DBImpl::WriteValidated(const WriteOptions& options,
     WriteBatchInternal::SetSequence(group, last_sequence + 1);
     const bool empty = WriteBatchInternal::Count(group) == 0;
     last_sequence += WriteBatchInternal::Count(group);
+    if (w.sync) PruneClosedLogs();
     // Only the front writer gets here, so the log and the memtable have a
     // single writer while mu_ is released; readers go on meanwhile.
     lock.unlock();
-    if (!empty) s = log_->AddRecord(WriteBatchInternal::Contents(group));
+    if (w.sync && !closed_logs_.empty()) {
+      s = SyncClosedLogs(WriteBatchInternal::Sequence(group));
+    }
+    if (s.ok() && !empty) {
+      s = log_->AddRecord(WriteBatchInternal::Contents(group));
+    }
     if (s.ok()) s = w.sync ? log_file_->Sync() : log_file_->Flush();
     // The log's state is unknown after a failed append or sync (a partial
     // record may be in it): refuse further writes rather than risk
@@ -803,6 +854,30 @@ Status DBImpl::DelayWrite(std::unique_lock<std::mutex>* lock, uint64_t bytes) {
   counters_->write_delay_micros.fetch_add(micros, std::memory_order_relaxed);
   counters_->stall_micros.fetch_add(micros, std::memory_order_relaxed);
   return bg_error_;
+}
+
+void DBImpl::PruneClosedLogs() {
+  // A flush has covered them since: no recovery reads them any more.
+  std::erase_if(closed_logs_, [&](ClosedLog& closed) {
+    if (closed.number >= versions_->log_number()) return false;
+    closed.file->Close().PermitUncheckedError();
+    return true;
+  });
+}
+
+Status DBImpl::SyncClosedLogs(SequenceNumber sequence) {
+  for (ClosedLog& closed : closed_logs_) {
+    Status s = closed.file->Sync();
+    if (!s.ok()) return s;
+  }
+  for (ClosedLog& closed : closed_logs_) {
+    closed.file->Close().PermitUncheckedError();
+  }
+  closed_logs_.clear();
+  // The mark: a batch of no entries, which no write logs otherwise.
+  WriteBatch mark;
+  WriteBatchInternal::SetSequence(&mark, sequence);
+  return log_->AddRecord(WriteBatchInternal::Contents(&mark));
 }
 
 Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>* lock,

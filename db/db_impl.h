@@ -133,10 +133,19 @@ class DBImpl final : public DB {
   Status NewDB();
   // Replays one WAL into memtables, flushing them to level-0 segments
   // (recorded in *edit) as they fill. With edit == nullptr (read-only)
-  // everything goes into mem_ and nothing is written. Only the newest log's
-  // torn tail is forgiven.
-  Status ReplayLog(uint64_t number, bool newest, SequenceNumber* max_sequence,
-                   VersionEdit* edit);
+  // everything goes into mem_ and nothing is written. A torn tail is
+  // dropped; *torn_end (else OK) says where, as the Corruption it is if a
+  // later log holds the sync mark.
+  Status ReplayLog(uint64_t number, SequenceNumber* max_sequence,
+                   VersionEdit* edit, Status* torn_end);
+  // Replays logs in order. After a log that ends torn, the later ones are
+  // dropped (their writes were not synced either), unless one of them holds
+  // the sync mark: then the torn end is damage (Corruption with
+  // paranoid_checks).
+  Status ReplayLogs(const std::vector<uint64_t>& logs,
+                    SequenceNumber* max_sequence, VersionEdit* edit);
+  // Whether log `number` holds the mark SyncClosedLogs writes.
+  Status LogHoldsSyncMark(uint64_t number, bool* marked);
   Status OpenReadOnly(const std::vector<uint64_t>& logs);
   // Loads a segment entering the database (TableCache::Load), or records
   // in f why it cannot.
@@ -159,6 +168,13 @@ class DBImpl final : public DB {
   Status MakeRoomForWrite(std::unique_lock<std::mutex>* lock, bool force);
   WriteBatch* BuildBatchGroup(Writer** last_writer);
   Status NewLogFile();
+  // For a synced write, by the front writer with mu_ released: syncs the
+  // closed logs, then appends to the current log an empty batch (sequence
+  // `sequence`) that tells recovery they were synced.
+  Status SyncClosedLogs(SequenceNumber sequence);
+  // Closes the closed logs a flush has made obsolete. REQUIRES: mu_ held,
+  // by the front writer.
+  void PruneClosedLogs();
   // Makes s (not OK) the sticky background error, unless one is already
   // recorded, and wakes everything that waits on background work.
   void RecordBackgroundError(const Status& s);
@@ -236,6 +252,16 @@ class DBImpl final : public DB {
   std::unique_ptr<WritableFile> log_file_;
   std::unique_ptr<log::Writer> log_;
   uint64_t log_number_ GUARDED_BY(mu_) = 0;
+  // Logs a memtable switch closed without syncing them, oldest first: only
+  // unsynced writes went into them since their last sync. The next synced
+  // write syncs them before its own log, and marks that log (see
+  // SyncClosedLogs). Used like log_, and pruned (PruneClosedLogs) by the
+  // front writer with mu_ held.
+  struct ClosedLog {
+    uint64_t number;
+    std::unique_ptr<WritableFile> file;
+  };
+  std::vector<ClosedLog> closed_logs_;
 
   std::deque<Writer*> writers_ GUARDED_BY(mu_);
   WriteBatch group_batch_;  // the front writer's merged group

@@ -293,12 +293,12 @@ class BackgroundErrorDuringCompactionTest : public BackgroundErrorTest {
     });
     pausing_.WaitUntilPaused();
     ASSERT_TRUE(WriteKeys(1000, 1010, &rnd).ok());
-    const uint64_t closes = env_.op_count(FaultInjectionEnv::kClose);
+    const uint64_t opens = env_.op_count(FaultInjectionEnv::kOpen);
     pausing_.Arm();
     flush_ = std::async(std::launch::async, [this] { return db_->Flush(); });
-    // The switch closes the old log with mu_ held, then makes the memtable
-    // immutable; any write after the close queues behind the switch.
-    while (env_.op_count(FaultInjectionEnv::kClose) == closes) {
+    // The switch opens the new log with mu_ held, then makes the memtable
+    // immutable; any write after the open queues behind the switch.
+    while (env_.op_count(FaultInjectionEnv::kOpen) == opens) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }

@@ -108,6 +108,145 @@ TEST(DurabilityTest, MachineCrashKeepsEverySyncedWrite) {
   }
 }
 
+// The write-ahead logs in dir, oldest first.
+std::vector<std::string> Logs(const std::string& dir) {
+  std::vector<std::string> children;
+  EXPECT_TRUE(Env::Default()->GetChildren(dir, &children).ok());
+  std::map<uint64_t, std::string> logs;
+  for (const auto& c : children) {
+    uint64_t n;
+    FileType t;
+    if (ParseFileName(c, &n, &t) && t == FileType::kLogFile) {
+      logs[n] = dir + "/" + c;
+    }
+  }
+  std::vector<std::string> result;
+  for (const auto& [n, name] : logs) result.push_back(name);
+  return result;
+}
+
+// A memtable switch closes its log without a sync. Writes, then a switch
+// whose flush fails (so the closed log stays the only copy of the writes
+// before it), then one more write into the new log; `last_sync` says
+// whether that write is synced. Keys "first" (its own record), then "big*"
+// (one batch, the closed log's last record), then "last". With
+// fail_closed_sync, syncing the closed log fails.
+void WriteAcrossASwitch(test::FaultInjectionEnv* env, const Options& options,
+                        const std::string& dir, bool last_sync,
+                        bool fail_closed_sync = false) {
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir, &db).ok());
+  ASSERT_TRUE(db->Put(WriteOptions(), "first", "1").ok());
+  WriteBatch big;
+  for (int i = 0; i < 100; i++) {
+    big.Put("big" + std::to_string(1000 + i), std::string(1000, 'b'));
+  }
+  ASSERT_TRUE(db->Write(WriteOptions(), &big).ok());  // fills the memtable
+  const std::string closed = Logs(dir).front();
+  env->InjectErrors(
+      test::FaultInjectionEnv::kOpen | test::FaultInjectionEnv::kSync,
+      [&](const std::string& f) {
+        return f.ends_with(".seg") || (fail_closed_sync && f == closed);
+      },
+      0);
+  WriteOptions wo;
+  wo.sync = last_sync;
+  Status s = db->Put(wo, "last", "3");  // switches logs first
+  ASSERT_EQ(2u, Logs(dir).size());
+  if (fail_closed_sync) {
+    ASSERT_TRUE(s.IsIOError()) << s.ToString();
+    // The error is sticky: no write is acknowledged after it.
+    EXPECT_FALSE(db->Put(WriteOptions(), "after", "4").ok());
+    EXPECT_FALSE(db->Put(wo, "after", "4").ok());
+  } else {
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  env->SetFilesystemActive(false);
+  db.reset();
+  env->ClearInjectedErrors();
+}
+
+// A synced write syncs the logs closed before it, so a machine crash keeps
+// everything written before it too.
+TEST(DurabilityTest, SyncedWriteSyncsTheLogsClosedBeforeIt) {
+  test::TempDir dir;
+  test::FaultInjectionEnv env(Env::Default());
+  Options options;
+  options.create_if_missing = true;
+  options.env = &env;
+  options.write_buffer_size = 64 << 10;
+  ASSERT_NO_FATAL_FAILURE(WriteAcrossASwitch(&env, options, dir.path(), true));
+  ASSERT_TRUE(env.DropUnsyncedData().ok());
+  env.SetFilesystemActive(true);
+  std::unique_ptr<DB> db;
+  Status s = DB::Open(options, dir.path(), &db);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const Model m = ReadAll(db.get());
+  EXPECT_EQ(102u, m.size());
+  EXPECT_EQ(1u, m.count("first"));
+  EXPECT_EQ(1u, m.count("big1099"));
+  EXPECT_EQ(1u, m.count("last"));
+}
+
+// A failed sync of a closed log fails the synced write that needed it, and
+// every write after it.
+TEST(DurabilityTest, FailedSyncOfAClosedLogStopsWrites) {
+  test::TempDir dir;
+  test::FaultInjectionEnv env(Env::Default());
+  Options options;
+  options.create_if_missing = true;
+  options.env = &env;
+  options.write_buffer_size = 64 << 10;
+  ASSERT_NO_FATAL_FAILURE(WriteAcrossASwitch(&env, options, dir.path(),
+                                             /*last_sync=*/true,
+                                             /*fail_closed_sync=*/true));
+}
+
+// The end of a closed log torn by a crash: if no later write was synced,
+// the writes after it are dropped too (the database recovers a prefix of
+// its writes); if one was, the torn end is damage.
+TEST(DurabilityTest, TornEndOfAClosedLog) {
+  for (const bool last_sync : {false, true}) {
+    for (const bool paranoid : {true, false}) {
+      SCOPED_TRACE(std::string("last write ") +
+                   (last_sync ? "synced" : "unsynced") +
+                   (paranoid ? ", paranoid" : ", not paranoid"));
+      test::TempDir dir;
+      test::FaultInjectionEnv env(Env::Default());
+      Options options;
+      options.create_if_missing = true;
+      options.env = &env;
+      options.write_buffer_size = 64 << 10;
+      options.paranoid_checks = paranoid;
+      ASSERT_NO_FATAL_FAILURE(
+          WriteAcrossASwitch(&env, options, dir.path(), last_sync));
+      env.ResetState();
+      env.SetFilesystemActive(true);
+      // Cut the closed log inside its last record ("big*").
+      const std::string closed = Logs(dir.path()).front();
+      uint64_t size = 0;
+      ASSERT_TRUE(Env::Default()->GetFileSize(closed, &size).ok());
+      std::filesystem::resize_file(closed, size - 100);
+
+      std::unique_ptr<DB> db;
+      Status s = DB::Open(options, dir.path(), &db);
+      if (last_sync && paranoid) {
+        ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+        const std::string name = closed.substr(closed.rfind('/') + 1);
+        EXPECT_NE(std::string::npos, s.ToString().find(name + " at offset "))
+            << s.ToString();
+        continue;
+      }
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      const Model m = ReadAll(db.get());
+      EXPECT_EQ(1u, m.count("first"));
+      EXPECT_EQ(0u, m.count("big1000"));
+      // Unsynced: dropped with the torn end; synced: kept, past the damage.
+      EXPECT_EQ(last_sync ? 1u : 0u, m.count("last"));
+    }
+  }
+}
+
 // Process crash: a child writes with sync=true and reports each
 // acknowledged operation through a pipe; the parent kills it with SIGKILL at
 // a random moment and checks every acknowledged operation after reopening.

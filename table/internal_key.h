@@ -9,7 +9,9 @@
 #ifndef BLOOMKV_TABLE_INTERNAL_KEY_H_
 #define BLOOMKV_TABLE_INTERNAL_KEY_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include "bloomkv/slice.h"
@@ -76,7 +78,25 @@ inline Slice ExtractUserKey(const Slice& ikey) {
 
 // REQUIRES: both keys are at least kInternalKeyTrailerSize long.
 inline int CompareInternalKeys(const Slice& a, const Slice& b) {
-  int r = ExtractUserKey(a).compare(ExtractUserKey(b));
+  const size_t a_size = a.size() - kInternalKeyTrailerSize;
+  const size_t b_size = b.size() - kInternalKeyTrailerSize;
+  const size_t common = std::min(a_size, b_size);
+  int r;
+  if (common <= 8) {
+    // Short user keys (a short code is 7 bytes): compare their common bytes
+    // as one big-endian integer instead of calling memcmp. Each key holds
+    // at least 8 bytes (user key + trailer), so both loads stay inside it.
+    uint64_t x, y;
+    std::memcpy(&x, a.data(), 8);
+    std::memcpy(&y, b.data(), 8);
+    const uint64_t mask = common == 0 ? 0 : ~uint64_t{0} << (64 - 8 * common);
+    x = __builtin_bswap64(x) & mask;
+    y = __builtin_bswap64(y) & mask;
+    r = x < y ? -1 : x > y ? +1 : 0;
+    if (r == 0) r = a_size < b_size ? -1 : a_size > b_size ? +1 : 0;
+  } else {
+    r = ExtractUserKey(a).compare(ExtractUserKey(b));
+  }
   if (r != 0) return r;
   const uint64_t ta = DecodeFixed64(a.data() + a.size() - 8);
   const uint64_t tb = DecodeFixed64(b.data() + b.size() - 8);

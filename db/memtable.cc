@@ -49,9 +49,13 @@ void EncodeLookupKey(char* dst, const Slice& user_key, uint64_t tag) {
 
 }  // namespace
 
-int MemTable::KeyComparator::operator()(const char* a, const char* b) const {
+// Defined before the skiplist's members are instantiated below, and
+// inlined into their search loops.
+[[gnu::always_inline]] inline int MemTable::KeyComparator::operator()(
+    const char* a, const char* b) const {
   return CompareInternalKeys(GetLengthPrefixed(a), GetLengthPrefixed(b));
 }
+
 
 MemTable::MemTable() : table_(KeyComparator(), &arena_) {}
 

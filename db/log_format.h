@@ -4,7 +4,7 @@
 // sequence of kBlockSize blocks; the last one may be partial. Each block holds
 // physical records:
 //
-//   checksum : fixed32  BlockChecksum2(type byte, payload)
+//   checksum : fixed32  BlockChecksum(type byte, then payload)
 //   length   : fixed16  payload bytes
 //   type     : uint8    RecordType
 //   payload  : length bytes

@@ -178,8 +178,8 @@ int Reader::ReadPhysicalRecord(Slice* payload, uint64_t* offset,
     }
     if (verify_checksums_) {
       const uint32_t expected = DecodeFixed32(header);
-      const uint32_t actual =
-          BlockChecksum2(header + 6, 1, header + kHeaderSize, length);
+      // The type byte and the payload follow each other.
+      const uint32_t actual = BlockChecksum(header + 6, 1 + length);
       if (actual != expected) {
         *reason = "checksum mismatch";
         SkipDamaged(length);
@@ -245,7 +245,7 @@ size_t Reader::ValidRecordSize(const Slice& s) const {
   const auto type = static_cast<uint8_t>(header[6]);
   if (type == kZeroType || type > kMaxRecordType) return 0;
   if (kHeaderSize + length > s.size()) return 0;
-  if (BlockChecksum2(header + 6, 1, header + kHeaderSize, length) !=
+  if (BlockChecksum(header + 6, 1 + length) !=
       DecodeFixed32(header)) {
     return 0;
   }

@@ -72,13 +72,16 @@ Status Writer::AddRecord(const Slice& payload) {
 void Writer::EmitFragment(uint8_t type, const char* data, size_t n) {
   assert(n <= 0xffff);
   assert(block_offset_ + kHeaderSize + n <= kBlockSize);
-  const char type_byte = static_cast<char>(type);
-  char header[kHeaderSize];
-  EncodeFixed32(header, BlockChecksum2(&type_byte, 1, data, n));
+  const size_t start = buffer_.size();
+  char header[kHeaderSize] = {};
   EncodeFixed16(header + 4, static_cast<uint16_t>(n));
-  header[6] = type_byte;
+  header[6] = static_cast<char>(type);
   buffer_.append(header, kHeaderSize);
   if (n > 0) buffer_.append(data, n);
+  // The checksum covers the type byte and the payload, which follow each
+  // other in buffer_: one pass of the one-shot hash.
+  EncodeFixed32(buffer_.data() + start,
+                BlockChecksum(buffer_.data() + start + 6, 1 + n));
   block_offset_ += kHeaderSize + n;
 }
 

@@ -144,6 +144,11 @@ void WriteBatch::Put(const Slice& key, const Slice& value) {
   assert(value.size() <= std::numeric_limits<uint32_t>::max());
   assert(Count() < std::numeric_limits<uint32_t>::max());
   WriteBatchInternal::SetCount(this, Count() + 1);
+  // One allocation for the record rather than one per append as it grows
+  // (the string at least doubles when it must grow, so batches of many
+  // records still grow geometrically).
+  rep_.reserve(rep_.size() + 1 + VarintLength(key.size()) + key.size() +
+               VarintLength(value.size()) + value.size());
   rep_.push_back(static_cast<char>(kTagValue));
   PutLengthPrefixedSlice(&rep_, key);
   PutLengthPrefixedSlice(&rep_, value);

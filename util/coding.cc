@@ -27,7 +27,7 @@ char* EncodeVarint64(char* dst, uint64_t v) {
   return reinterpret_cast<char*>(p);
 }
 
-void PutVarint32(std::string* dst, uint32_t v) {
+void PutVarint32Slow(std::string* dst, uint32_t v) {
   char buf[kMaxVarint32Length];
   char* end = EncodeVarint32(buf, v);
   dst->append(buf, static_cast<size_t>(end - buf));

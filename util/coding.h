@@ -46,7 +46,16 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
 
 void PutFixed32(std::string* dst, uint32_t value);
 void PutFixed64(std::string* dst, uint64_t value);
-void PutVarint32(std::string* dst, uint32_t value);
+void PutVarint32Slow(std::string* dst, uint32_t value);
+// Inline for the one-byte case (lengths under 128: keys, most values and
+// block entries), which is a push_back.
+inline void PutVarint32(std::string* dst, uint32_t value) {
+  if (value < 0x80) {
+    dst->push_back(static_cast<char>(value));
+  } else {
+    PutVarint32Slow(dst, value);
+  }
+}
 void PutVarint64(std::string* dst, uint64_t value);
 // Varint32 length followed by the bytes.
 void PutLengthPrefixedSlice(std::string* dst, const Slice& value);

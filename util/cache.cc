@@ -32,9 +32,39 @@ struct CacheKeyHash {
     return static_cast<size_t>(HashCacheKey(key));
   }
 };
+
+// The shard lock: held for a hash lookup and a list splice (a few hundred
+// nanoseconds) by every reader that looks up a block. A waiter spins for a
+// few microseconds before it sleeps: a futex sleep and wakeup costs tens of
+// microseconds (more on a virtual machine, where waking an idle CPU exits
+// to the hypervisor), far more than the section it waits for, and with two
+// readers per core pair it made a lookup's 99th percentile 3x longer.
+class ShardMutex {
+ public:
+  void lock() {
+    for (int i = 0; i < kSpins; i++) {
+      if (mu_.try_lock()) return;
+      CpuRelax();
+    }
+    mu_.lock();
+  }
+  void unlock() { mu_.unlock(); }
+
+ private:
+  static constexpr int kSpins = 200;
+  static void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    asm volatile("yield");
+#endif
+  }
+  std::mutex mu_;
+};
 }  // namespace
 
-struct Cache::Shard {
+// Aligned so that no two shards' locks and lists share a cache line.
+struct alignas(64) Cache::Shard {
   // Lives inside its hash map node (whose address never changes), linked
   // into the shard's LRU list: a hit touches one node, not a map node plus a
   // separate list node.
@@ -48,7 +78,7 @@ struct Cache::Shard {
 
   Shard() { lru.prev = lru.next = &lru; }
 
-  std::mutex mu;
+  ShardMutex mu;
   size_t capacity = 0;
   size_t usage GUARDED_BY(mu) = 0;
   // Sentinel of the circular LRU list: lru.next is the most recent entry,
@@ -121,7 +151,7 @@ size_t ShardIndex(const CacheKey& key, int bits) {
 void Cache::Insert(const CacheKey& key, std::shared_ptr<const void> value,
                    size_t charge) {
   Shard& s = shards_[ShardIndex(key, shard_bits_)];
-  std::lock_guard<std::mutex> guard(s.mu);
+  std::lock_guard<ShardMutex> guard(s.mu);
   if (charge > s.capacity) {
     auto found = s.index.find(key);
     if (found != s.index.end()) s.EraseLocked(&found->second);
@@ -147,7 +177,7 @@ void Cache::Insert(const CacheKey& key, std::shared_ptr<const void> value,
 
 std::shared_ptr<const void> Cache::Lookup(const CacheKey& key) {
   Shard& s = shards_[ShardIndex(key, shard_bits_)];
-  std::lock_guard<std::mutex> guard(s.mu);
+  std::lock_guard<ShardMutex> guard(s.mu);
   Shard::Entry* e = s.FindLocked(key);
   return e != nullptr ? e->value : nullptr;
 }
@@ -155,7 +185,7 @@ std::shared_ptr<const void> Cache::Lookup(const CacheKey& key) {
 std::shared_ptr<const void> Cache::Lookup(const CacheKey& key, bool* admit) {
   const uint64_t h = HashCacheKey(key);
   Shard& s = shards_[ShardIndex(h, shard_bits_)];
-  std::lock_guard<std::mutex> guard(s.mu);
+  std::lock_guard<ShardMutex> guard(s.mu);
   if (Shard::Entry* e = s.FindLocked(key)) return e->value;
   if (s.recent_misses.empty() || s.usage < s.capacity - s.capacity / 8) {
     *admit = true;
@@ -171,7 +201,7 @@ std::shared_ptr<const void> Cache::Lookup(const CacheKey& key, bool* admit) {
 
 void Cache::Erase(const CacheKey& key) {
   Shard& s = shards_[ShardIndex(key, shard_bits_)];
-  std::lock_guard<std::mutex> guard(s.mu);
+  std::lock_guard<ShardMutex> guard(s.mu);
   auto found = s.index.find(key);
   if (found != s.index.end()) s.EraseLocked(&found->second);
 }
@@ -180,7 +210,7 @@ void Cache::EraseId(uint64_t id) {
   const size_t n = size_t{1} << shard_bits_;
   for (size_t i = 0; i < n; i++) {
     Shard& s = shards_[i];
-    std::lock_guard<std::mutex> guard(s.mu);
+    std::lock_guard<ShardMutex> guard(s.mu);
     for (Shard::Entry* e = s.lru.next; e != &s.lru;) {
       Shard::Entry* next = e->next;
       if (e->key.id == id) s.EraseLocked(e);
@@ -197,7 +227,7 @@ size_t Cache::TotalCharge() const {
   size_t total = 0;
   const size_t n = size_t{1} << shard_bits_;
   for (size_t i = 0; i < n; i++) {
-    std::lock_guard<std::mutex> guard(shards_[i].mu);
+    std::lock_guard<ShardMutex> guard(shards_[i].mu);
     total += shards_[i].usage;
   }
   return total;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 
 #include "db/filename.h"
 #include "table/two_level_iterator.h"
@@ -17,7 +18,7 @@ struct TableCacheEntry {
   // 0 when closed. reader is set before the count leaves 0 and reset only
   // after the cache took it from 1 to 0, under mu_.
   std::atomic<uint64_t> refs{0};
-  std::atomic<uint64_t> last_use{0};  // use_clock_ at the latest pin
+  std::atomic<uint64_t> last_use{0};  // UseStamp() at the latest pin
   uint64_t number = 0;
   std::unique_ptr<SegmentReader> reader;  // null while closed
   // Neighbours in the open list while open and not evicted (mu_).
@@ -104,13 +105,22 @@ void TableCache::Load(FileMetaData* f) {
       f->number, s.ok() ? std::move(reader) : nullptr, /*pin=*/false);
 }
 
+namespace {
+// When an entry was last pinned, for closing the least recently used file:
+// the monotonic clock, read without writing anything shared (a counter
+// bumped by every pin was a cache line all reader threads wrote).
+uint64_t UseStamp() {
+  return static_cast<uint64_t>(
+      std::chrono::steady_clock::now().time_since_epoch().count());
+}
+}  // namespace
+
 bool TableCache::TryPin(Entry* e) {
   uint64_t refs = e->refs.load(std::memory_order_acquire);
   do {
     if (refs == 0) return false;
   } while (!e->refs.compare_exchange_weak(refs, refs + 1));
-  e->last_use.store(use_clock_.fetch_add(1, std::memory_order_relaxed) + 1,
-                    std::memory_order_relaxed);
+  e->last_use.store(UseStamp(), std::memory_order_relaxed);
   return true;
 }
 
@@ -169,8 +179,7 @@ std::shared_ptr<TableCache::Entry> TableCache::InsertLocked(
       open_++;
       index_bytes_ += e->reader->index_memory();
       AppendToOpenList(e);
-      e->last_use.store(use_clock_.fetch_add(1, std::memory_order_relaxed) + 1,
-                        std::memory_order_relaxed);
+      e->last_use.store(UseStamp(), std::memory_order_relaxed);
       e->refs.store(pin ? 2 : 1, std::memory_order_release);
     }
   }

@@ -30,8 +30,8 @@
 // increment of its reference count, which counts the pins plus one while
 // the cache keeps the file open. The cache closes a file only by taking
 // that count from 1 (open, unpinned) to 0, so a pin and a close never both
-// succeed. Each pin stamps the entry from a use counter; the file closed to
-// make room is the unpinned one with the oldest stamp.
+// succeed. Each pin stamps the entry with the monotonic clock; the file
+// closed to make room is the unpinned one with the oldest stamp.
 //
 // Thread-safety: thread-safe. One mutex guards the table, opening, closing
 // and eviction; it is held while a closed file's descriptor is released,
@@ -168,8 +168,6 @@ class TableCache {
   // open_ + opening_ > capacity_ as of the last ShrinkLocked: the release
   // of a pin takes the lock to shrink only then.
   std::atomic<bool> over_capacity_{false};
-  // Stamps pins, for choosing the file used longest ago.
-  std::atomic<uint64_t> use_clock_{0};
 };
 
 // Pins one open segment reader while it exists. Move-only.

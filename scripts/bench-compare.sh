@@ -9,14 +9,16 @@
 #            runs >= 1 s, 3 repetitions per process, engines taking turns;
 #   compare  one process, filters on vs off per engine, 3 repetitions that
 #            alternate the order of the on and off stores;
-#   threads  one process, lookup phases with 1 and then 2 client threads.
+#   threads  one process, lookup phases with 1 and then 2 client threads;
+#   threads-cached  the same with a block cache that holds the whole store
+#            (256 MiB per million entries), so that hits are cached hits.
 # Writes every JSON report, the printed tables and summary.txt (medians over
 # processes, with the min-max over every repetition) to BENCH_OUT.
 #
 # Environment (defaults in brackets):
 #   BENCH_SIZES   entry counts [1000000 10000000]
 #   BENCH_RUNS    processes of the main protocol per size [3]
-#   BENCH_MODES   which protocols [main compare threads]
+#   BENCH_MODES   which protocols [main compare threads threads-cached]
 #   BENCH_OUT     output directory [bench-results/compare]
 #   BENCH_BUILD   build directory (Release with -g, for perf) [build/bench]
 #   BENCH_ARGS    extra kvbench flags, e.g. --max_open_files=64 or
@@ -29,7 +31,7 @@ cd "$(dirname "$0")/.."
 
 sizes=(${BENCH_SIZES:-1000000 10000000})
 runs="${BENCH_RUNS:-3}"
-modes=" ${BENCH_MODES:-main compare threads} "
+modes=" ${BENCH_MODES:-main compare threads threads-cached} "
 out="${BENCH_OUT:-bench-results/compare}"
 build="${BENCH_BUILD:-build/bench}"
 extra=(${BENCH_ARGS:-})
@@ -66,6 +68,10 @@ for num in "${sizes[@]}"; do
   fi
   if [[ "$modes" == *" threads "* ]]; then
     run "threads-$num" --num="$num" --threads=1,2 "${common[@]}"
+  fi
+  if [[ "$modes" == *" threads-cached "* ]]; then
+    cached=("${common[@]/#--cache_mb=8/--cache_mb=$((num / 1000000 * 256))}")
+    run "threads-cached-$num" --num="$num" --threads=1,2 "${cached[@]}"
   fi
 done
 echo "total $((SECONDS - start_all)) s"
@@ -133,7 +139,7 @@ ratios() { # group label, json files...
       summarize "main-$num" "${files[@]}"
       ratios "main-$num" "${files[@]}"
     fi
-    for mode in compare threads; do
+    for mode in compare threads threads-cached; do
       if [[ -f "$out/$mode-$num.json" ]]; then
         summarize "$mode-$num" "$out/$mode-$num.json"
       fi

@@ -259,9 +259,10 @@ struct ReadOptions {
 };
 
 struct WriteOptions {
-  // fsync the write-ahead log before the write returns. Without sync, a
-  // process crash loses nothing, but a machine crash may lose the most
-  // recent writes. Default: false.
+  // fsync the write-ahead log before the write returns (with the logs that
+  // memtable switches closed since the last synced write, which are not
+  // synced when closed). Without sync, a process crash loses nothing, but a
+  // machine crash may lose the most recent writes. Default: false.
   bool sync = false;
 };
 

@@ -394,7 +394,11 @@ Status DBImpl::Open() {
       versions_->manifest_number());
 
   s = NewLogFile();
+  // The manifest edit below names the new log: its directory entry must be
+  // durable first.
+  if (s.ok()) s = env_->SyncDir(dbname_);
   if (!s.ok()) return s;
+  log_entry_synced_ = true;
   edit.SetLogNumber(log_number_);
   s = versions_->LogAndApply(&edit, &lock);
   if (!s.ok()) return s;
@@ -452,9 +456,9 @@ Status DBImpl::ReplayLogs(const std::vector<uint64_t>& logs,
     if (torn_end.ok() || i + 1 == logs.size()) continue;
     // A torn end is what a crash leaves in a log whose last writes were not
     // synced: the newest, or one a memtable switch closed without a sync.
-    // Unless a later log holds the sync mark (SyncClosedLogs), every write
-    // in the later logs was unsynced too: they are dropped with it, so the
-    // database recovers a prefix of its writes.
+    // Unless a later log holds the sync mark (PrepareSyncedWrite), every
+    // write in the later logs was unsynced too: they are dropped with it,
+    // so the database recovers a prefix of its writes.
     bool marked = false;
     for (size_t j = i + 1; s.ok() && !marked && j < logs.size(); j++) {
       s = LogHoldsSyncMark(logs[j], &marked);
@@ -636,15 +640,13 @@ Status DBImpl::NewLogFile() {
   std::unique_ptr<WritableFile> file;
   Status s = env_->NewWritableFile(LogFileName(dbname_, number), &file);
   if (!s.ok()) return s;
-  // The new log's directory entry must survive a crash, or its synced
-  // records would vanish with it.
-  s = env_->SyncDir(dbname_);
-  if (!s.ok()) return s;
+  // Nothing is synced here, off the writers' path: the next synced write
+  // syncs the new log's directory entry and the old log first
+  // (PrepareSyncedWrite), and a flush syncs the directory before its
+  // manifest edit names the new log.
+  log_entry_synced_ = false;
   PruneClosedLogs();
   if (log_file_ != nullptr) {
-    // Not synced here, off the writers' path: the next synced write syncs
-    // it first (SyncClosedLogs), so no synced write survives a crash that
-    // loses an unsynced write before it.
     s = log_file_->Flush();
     if (!s.ok()) return s;
     closed_logs_.push_back({log_number_, std::move(log_file_)});
@@ -781,9 +783,7 @@ Status DBImpl::WriteValidated(const WriteOptions& options,
     // Only the front writer gets here, so the log and the memtable have a
     // single writer while mu_ is released; readers go on meanwhile.
     lock.unlock();
-    if (w.sync && !closed_logs_.empty()) {
-      s = SyncClosedLogs(WriteBatchInternal::Sequence(group));
-    }
+    if (w.sync) s = PrepareSyncedWrite(WriteBatchInternal::Sequence(group));
     if (s.ok() && !empty) {
       s = log_->AddRecord(WriteBatchInternal::Contents(group));
     }
@@ -865,7 +865,17 @@ void DBImpl::PruneClosedLogs() {
   });
 }
 
-Status DBImpl::SyncClosedLogs(SequenceNumber sequence) {
+Status DBImpl::PrepareSyncedWrite(SequenceNumber sequence) {
+  // Without its directory entry the log would vanish in a crash, synced
+  // records and all.
+  if (!log_entry_synced_) {
+    Status s = env_->SyncDir(dbname_);
+    if (!s.ok()) return s;
+    log_entry_synced_ = true;
+  }
+  // No synced write may survive a crash that loses an unsynced write
+  // before it: the closed logs become durable first.
+  if (closed_logs_.empty()) return Status::OK();
   for (ClosedLog& closed : closed_logs_) {
     Status s = closed.file->Sync();
     if (!s.ok()) return s;
@@ -1012,9 +1022,13 @@ Status DBImpl::FlushImmutable(std::unique_lock<std::mutex>* lock) {
   if (s.ok()) {
     VersionEdit edit;
     if (meta != nullptr) edit.AddFile(0, std::move(meta));
-    // Every log older than the current one is now covered by segments.
+    // Every log older than the current one is now covered by segments. The
+    // edit names the current log, whose directory entry is durable: the
+    // switch that made imm created it before WriteLevel0Segment synced the
+    // directory (which an empty memtable skips: synced here then).
+    if (meta == nullptr) s = env_->SyncDir(dbname_);
     edit.SetLogNumber(log_number_);
-    s = versions_->LogAndApply(&edit, lock);
+    if (s.ok()) s = versions_->LogAndApply(&edit, lock);
   }
   pending_outputs_.erase(number);
   if (!s.ok()) {

@@ -144,7 +144,7 @@ class DBImpl final : public DB {
   // paranoid_checks).
   Status ReplayLogs(const std::vector<uint64_t>& logs,
                     SequenceNumber* max_sequence, VersionEdit* edit);
-  // Whether log `number` holds the mark SyncClosedLogs writes.
+  // Whether log `number` holds the mark PrepareSyncedWrite writes.
   Status LogHoldsSyncMark(uint64_t number, bool* marked);
   Status OpenReadOnly(const std::vector<uint64_t>& logs);
   // Loads a segment entering the database (TableCache::Load), or records
@@ -168,10 +168,11 @@ class DBImpl final : public DB {
   Status MakeRoomForWrite(std::unique_lock<std::mutex>* lock, bool force);
   WriteBatch* BuildBatchGroup(Writer** last_writer);
   Status NewLogFile();
-  // For a synced write, by the front writer with mu_ released: syncs the
-  // closed logs, then appends to the current log an empty batch (sequence
-  // `sequence`) that tells recovery they were synced.
-  Status SyncClosedLogs(SequenceNumber sequence);
+  // Before a synced write, by the front writer with mu_ released: syncs the
+  // current log's directory entry if need be, and the closed logs, then
+  // appends to the current log an empty batch (sequence `sequence`) that
+  // tells recovery they were synced.
+  Status PrepareSyncedWrite(SequenceNumber sequence);
   // Closes the closed logs a flush has made obsolete. REQUIRES: mu_ held,
   // by the front writer.
   void PruneClosedLogs();
@@ -255,13 +256,16 @@ class DBImpl final : public DB {
   // Logs a memtable switch closed without syncing them, oldest first: only
   // unsynced writes went into them since their last sync. The next synced
   // write syncs them before its own log, and marks that log (see
-  // SyncClosedLogs). Used like log_, and pruned (PruneClosedLogs) by the
+  // PrepareSyncedWrite). Used like log_, and pruned (PruneClosedLogs) by the
   // front writer with mu_ held.
   struct ClosedLog {
     uint64_t number;
     std::unique_ptr<WritableFile> file;
   };
   std::vector<ClosedLog> closed_logs_;
+  // Whether the current log's directory entry is known durable. Used like
+  // log_.
+  bool log_entry_synced_ = true;
 
   std::deque<Writer*> writers_ GUARDED_BY(mu_);
   WriteBatch group_batch_;  // the front writer's merged group

@@ -125,6 +125,15 @@ std::vector<std::string> Logs(const std::string& dir) {
   return result;
 }
 
+// Options for a database on env whose memtable fills after about 64 KiB.
+Options SmallMemtableOptions(Env* env) {
+  Options options;
+  options.create_if_missing = true;
+  options.env = env;
+  options.write_buffer_size = 64 << 10;
+  return options;
+}
+
 // A memtable switch closes its log without a sync. Writes, then a switch
 // whose flush fails (so the closed log stays the only copy of the writes
 // before it), then one more write into the new log; `last_sync` says
@@ -171,10 +180,7 @@ void WriteAcrossASwitch(test::FaultInjectionEnv* env, const Options& options,
 TEST(DurabilityTest, SyncedWriteSyncsTheLogsClosedBeforeIt) {
   test::TempDir dir;
   test::FaultInjectionEnv env(Env::Default());
-  Options options;
-  options.create_if_missing = true;
-  options.env = &env;
-  options.write_buffer_size = 64 << 10;
+  const Options options = SmallMemtableOptions(&env);
   ASSERT_NO_FATAL_FAILURE(WriteAcrossASwitch(&env, options, dir.path(), true));
   ASSERT_TRUE(env.DropUnsyncedData().ok());
   env.SetFilesystemActive(true);
@@ -193,10 +199,7 @@ TEST(DurabilityTest, SyncedWriteSyncsTheLogsClosedBeforeIt) {
 TEST(DurabilityTest, FailedSyncOfAClosedLogStopsWrites) {
   test::TempDir dir;
   test::FaultInjectionEnv env(Env::Default());
-  Options options;
-  options.create_if_missing = true;
-  options.env = &env;
-  options.write_buffer_size = 64 << 10;
+  const Options options = SmallMemtableOptions(&env);
   ASSERT_NO_FATAL_FAILURE(WriteAcrossASwitch(&env, options, dir.path(),
                                              /*last_sync=*/true,
                                              /*fail_closed_sync=*/true));
@@ -213,10 +216,7 @@ TEST(DurabilityTest, TornEndOfAClosedLog) {
                    (paranoid ? ", paranoid" : ", not paranoid"));
       test::TempDir dir;
       test::FaultInjectionEnv env(Env::Default());
-      Options options;
-      options.create_if_missing = true;
-      options.env = &env;
-      options.write_buffer_size = 64 << 10;
+      Options options = SmallMemtableOptions(&env);
       options.paranoid_checks = paranoid;
       ASSERT_NO_FATAL_FAILURE(
           WriteAcrossASwitch(&env, options, dir.path(), last_sync));

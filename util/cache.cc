@@ -1,18 +1,22 @@
-// Sharded LRU cache; see cache.h.
+// Sharded CLOCK cache; see cache.h.
 //
-// Each shard is a hash map from key to entry, the entries linked into an LRU
-// list through the map nodes, guarded by the shard's own mutex, so readers
-// of different blocks rarely contend.
+// Each shard is a hash map from key to entry, the entries linked into a
+// circular list swept by a clock hand. A lookup only sets its entry's
+// referenced bit (when clear), so it changes nothing a writer's sweep or
+// another reader depends on, and lookups run concurrently under a lock that
+// writes only a per-thread counter: on a hit, two reader threads write no
+// cache line in common (no lock word, no list head, no neighbouring
+// entries), where a mutex and a move-to-front list made every lookup pull
+// the shard's lock and list lines from the core that last used them.
 // The key's hash picks the shard (high bits) and the map bucket (low bits).
 #include "util/cache.h"
 
 #include <algorithm>
 #include <bit>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
 #include <vector>
-
-#include "util/thread_annotations.h"
 
 namespace bloomkv {
 
@@ -33,86 +37,159 @@ struct CacheKeyHash {
   }
 };
 
-// The shard lock: held for a hash lookup and a list splice (a few hundred
-// nanoseconds) by every reader that looks up a block. A waiter spins for a
-// few microseconds before it sleeps: a futex sleep and wakeup costs tens of
-// microseconds (more on a virtual machine, where waking an idle CPU exits
-// to the hypervisor), far more than the section it waits for, and with two
-// readers per core pair it made a lookup's 99th percentile 3x longer.
-class ShardMutex {
+void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Readers get a counter each (threads are spread over this many), on its
+// own cache line.
+constexpr int kReaderStripes = 8;
+
+// This thread's reader counter, the same in every shard.
+int ReaderStripe() {
+  static std::atomic<int> next{0};
+  thread_local const int stripe =
+      next.fetch_add(1, std::memory_order_relaxed) % kReaderStripes;
+  return stripe;
+}
+
+// A readers-writer lock whose readers write nothing another thread's reader
+// writes (a "big reader" lock): a reader increments its thread's counter,
+// then checks that no writer is in; a writer takes the mutex, raises its
+// flag, and waits until every counter is zero. Both sides use sequentially
+// consistent operations, so either the reader sees the flag (and retries
+// under the mutex) or the writer sees the reader's count (and waits).
+// Readers never wait inside their section, so a writer waits at most for a
+// hash lookup, unless a reader thread is descheduled mid-lookup: then it
+// yields its CPU.
+class ShardLock {
  public:
-  void lock() {
-    for (int i = 0; i < kSpins; i++) {
-      if (mu_.try_lock()) return;
-      CpuRelax();
-    }
-    mu_.lock();
+  // Takes the read side without blocking and returns the counter to pass
+  // to UnlockShared, or nullptr while a writer is in (then the caller takes
+  // the write side instead).
+  std::atomic<uint32_t>* TryLockShared() {
+    std::atomic<uint32_t>& count = readers_[ReaderStripe()].count;
+    count.fetch_add(1);
+    if (!writer_.load()) return &count;
+    count.fetch_sub(1, std::memory_order_release);
+    return nullptr;
   }
-  void unlock() { mu_.unlock(); }
+  static void UnlockShared(std::atomic<uint32_t>* count) {
+    count->fetch_sub(1, std::memory_order_release);
+  }
+
+  // Excludes readers and other writers.
+  void lock() {
+    mu_.lock();
+    writer_.store(true);
+    for (const Counter& r : readers_) {
+      for (int spins = 0; r.count.load() != 0; spins++) {
+        if (spins < 100) {
+          CpuRelax();
+        } else {
+          std::this_thread::yield();
+        }
+      }
+    }
+  }
+  void unlock() {
+    writer_.store(false, std::memory_order_release);
+    mu_.unlock();
+  }
 
  private:
-  static constexpr int kSpins = 200;
-  static void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-  }
+  struct alignas(64) Counter {
+    std::atomic<uint32_t> count{0};
+  };
+  Counter readers_[kReaderStripes];
   std::mutex mu_;
+  std::atomic<bool> writer_{false};
 };
 }  // namespace
 
-// Aligned so that no two shards' locks and lists share a cache line.
 struct alignas(64) Cache::Shard {
   // Lives inside its hash map node (whose address never changes), linked
-  // into the shard's LRU list: a hit touches one node, not a map node plus a
+  // into the shard's clock: a hit touches one node, not a map node plus a
   // separate list node.
   struct Entry {
     CacheKey key;
     std::shared_ptr<const void> value;
     size_t charge = 0;
+    // Set by lookups, cleared by the hand: an entry the hand finds clear
+    // was not read since the hand last passed it, and is evicted.
+    std::atomic<bool> referenced{true};
     Entry* prev = nullptr;
     Entry* next = nullptr;
   };
 
-  Shard() { lru.prev = lru.next = &lru; }
+  Shard() {
+    clock.prev = clock.next = &clock;
+    hand = &clock;
+  }
 
-  ShardMutex mu;
+  ShardLock lock;
   size_t capacity = 0;
-  size_t usage GUARDED_BY(mu) = 0;
-  // Sentinel of the circular LRU list: lru.next is the most recent entry,
-  // lru.prev the least recent.
-  Entry lru GUARDED_BY(mu);
-  std::unordered_map<CacheKey, Entry, CacheKeyHash> index GUARDED_BY(mu);
+  // Fields below change only under the lock's write side; lookups read them
+  // under its read side.
+  size_t usage = 0;
+  // Sentinel of the circular list, which the hand skips. New and replaced
+  // entries are linked just behind the hand, so the hand reaches them last.
+  Entry clock;
+  Entry* hand = nullptr;
+  std::unordered_map<CacheKey, Entry, CacheKeyHash> index;
   // Tags (hash | 1) of keys that missed while the shard was full and were
   // not admitted, one per slot, the newest winning: empty until the shard
-  // first evicts, then sized to about twice the entries it held.
-  std::vector<uint64_t> recent_misses GUARDED_BY(mu);
+  // first evicts, then sized to about twice the entries it held. Lookups
+  // write the slots concurrently: two misses racing on one slot at worst
+  // admit or refuse one key more.
+  std::unique_ptr<std::atomic<uint64_t>[]> recent_misses;
+  size_t recent_miss_slots = 0;
 
   static void Unlink(Entry* e) {
     e->prev->next = e->next;
     e->next->prev = e->prev;
   }
-  void LinkFront(Entry* e) REQUIRES(mu) {
-    e->next = lru.next;
-    e->prev = &lru;
-    lru.next->prev = e;
-    lru.next = e;
+  void LinkBehindHand(Entry* e) {
+    e->next = hand;
+    e->prev = hand->prev;
+    hand->prev->next = e;
+    hand->prev = e;
   }
-  // The entry for key, made the most recent, or nullptr.
-  Entry* FindLocked(const CacheKey& key) REQUIRES(mu) {
+  // Read side: the entry for key, marked referenced, or nullptr.
+  Entry* Find(const CacheKey& key) {
     auto found = index.find(key);
     if (found == index.end()) return nullptr;
     Entry* e = &found->second;
-    Unlink(e);
-    LinkFront(e);
+    // Only a clear bit is written: a hot entry's line stays shared between
+    // the cores that read it.
+    if (!e->referenced.load(std::memory_order_relaxed)) {
+      e->referenced.store(true, std::memory_order_relaxed);
+    }
     return e;
   }
-  void EraseLocked(Entry* e) REQUIRES(mu) {
+  void Erase(Entry* e) {
+    if (hand == e) hand = e->next;
     usage -= e->charge;
     Unlink(e);
     index.erase(e->key);  // destroys *e
+  }
+  // Sweeps until usage fits: a referenced entry loses its bit and is
+  // passed, the first one found clear is evicted. Ends within two turns.
+  void EvictToCapacity() {
+    while (usage > capacity) {
+      Entry* e = hand;
+      hand = e->next;
+      if (e == &clock) continue;
+      if (e->referenced.load(std::memory_order_relaxed)) {
+        e->referenced.store(false, std::memory_order_relaxed);
+      } else {
+        Erase(e);
+      }
+    }
   }
 };
 
@@ -151,10 +228,11 @@ size_t ShardIndex(const CacheKey& key, int bits) {
 void Cache::Insert(const CacheKey& key, std::shared_ptr<const void> value,
                    size_t charge) {
   Shard& s = shards_[ShardIndex(key, shard_bits_)];
-  std::lock_guard<ShardMutex> guard(s.mu);
+  std::shared_ptr<const void> old;  // released after the lock
+  std::lock_guard<ShardLock> guard(s.lock);
   if (charge > s.capacity) {
     auto found = s.index.find(key);
-    if (found != s.index.end()) s.EraseLocked(&found->second);
+    if (found != s.index.end()) s.Erase(&found->second);
     return;
   }
   // One hash lookup: a new node, or the old entry replaced in place.
@@ -162,58 +240,81 @@ void Cache::Insert(const CacheKey& key, std::shared_ptr<const void> value,
   Shard::Entry* e = &it->second;
   if (!inserted) {
     s.usage -= e->charge;
+    if (s.hand == e) s.hand = e->next;
     Shard::Unlink(e);
+    old = std::move(e->value);
   }
   e->key = key;
   e->value = std::move(value);
   e->charge = charge;
-  s.LinkFront(e);
+  e->referenced.store(true, std::memory_order_relaxed);
+  s.LinkBehindHand(e);
   s.usage += charge;
-  if (s.usage > s.capacity && s.recent_misses.empty()) {
-    s.recent_misses.assign(std::bit_ceil(std::max<size_t>(64, 2 * s.index.size())), 0);
+  if (s.usage > s.capacity && s.recent_miss_slots == 0) {
+    s.recent_miss_slots =
+        std::bit_ceil(std::max<size_t>(64, 2 * s.index.size()));
+    s.recent_misses.reset(new std::atomic<uint64_t>[s.recent_miss_slots]());
   }
-  while (s.usage > s.capacity) s.EraseLocked(s.lru.prev);
+  s.EvictToCapacity();
 }
+
+namespace {
+// Runs f (which reads the shard) under the read side of its lock, or under
+// the write side while a writer is in.
+template <typename F>
+auto WithReadLock(ShardLock& lock, F&& f) {
+  if (std::atomic<uint32_t>* count = lock.TryLockShared()) {
+    auto result = f();
+    ShardLock::UnlockShared(count);
+    return result;
+  }
+  std::lock_guard<ShardLock> guard(lock);
+  return f();
+}
+}  // namespace
 
 std::shared_ptr<const void> Cache::Lookup(const CacheKey& key) {
   Shard& s = shards_[ShardIndex(key, shard_bits_)];
-  std::lock_guard<ShardMutex> guard(s.mu);
-  Shard::Entry* e = s.FindLocked(key);
-  return e != nullptr ? e->value : nullptr;
+  return WithReadLock(s.lock, [&]() -> std::shared_ptr<const void> {
+    Shard::Entry* e = s.Find(key);
+    return e != nullptr ? e->value : nullptr;
+  });
 }
 
 std::shared_ptr<const void> Cache::Lookup(const CacheKey& key, bool* admit) {
   const uint64_t h = HashCacheKey(key);
   Shard& s = shards_[ShardIndex(h, shard_bits_)];
-  std::lock_guard<ShardMutex> guard(s.mu);
-  if (Shard::Entry* e = s.FindLocked(key)) return e->value;
-  if (s.recent_misses.empty() || s.usage < s.capacity - s.capacity / 8) {
-    *admit = true;
+  return WithReadLock(s.lock, [&]() -> std::shared_ptr<const void> {
+    if (Shard::Entry* e = s.Find(key)) return e->value;
+    if (s.recent_miss_slots == 0 || s.usage < s.capacity - s.capacity / 8) {
+      *admit = true;
+      return nullptr;
+    }
+    // The low bits pick the slot; the shard came from the high bits.
+    std::atomic<uint64_t>& slot =
+        s.recent_misses[h & (s.recent_miss_slots - 1)];
+    const uint64_t tag = h | 1;
+    *admit = slot.load(std::memory_order_relaxed) == tag;
+    slot.store(*admit ? 0 : tag, std::memory_order_relaxed);
     return nullptr;
-  }
-  // The low bits pick the slot; the shard came from the high bits.
-  uint64_t& slot = s.recent_misses[h & (s.recent_misses.size() - 1)];
-  const uint64_t tag = h | 1;
-  *admit = slot == tag;
-  slot = *admit ? 0 : tag;
-  return nullptr;
+  });
 }
 
 void Cache::Erase(const CacheKey& key) {
   Shard& s = shards_[ShardIndex(key, shard_bits_)];
-  std::lock_guard<ShardMutex> guard(s.mu);
+  std::lock_guard<ShardLock> guard(s.lock);
   auto found = s.index.find(key);
-  if (found != s.index.end()) s.EraseLocked(&found->second);
+  if (found != s.index.end()) s.Erase(&found->second);
 }
 
 void Cache::EraseId(uint64_t id) {
   const size_t n = size_t{1} << shard_bits_;
   for (size_t i = 0; i < n; i++) {
     Shard& s = shards_[i];
-    std::lock_guard<ShardMutex> guard(s.mu);
-    for (Shard::Entry* e = s.lru.next; e != &s.lru;) {
+    std::lock_guard<ShardLock> guard(s.lock);
+    for (Shard::Entry* e = s.clock.next; e != &s.clock;) {
       Shard::Entry* next = e->next;
-      if (e->key.id == id) s.EraseLocked(e);
+      if (e->key.id == id) s.Erase(e);
       e = next;
     }
   }
@@ -227,8 +328,9 @@ size_t Cache::TotalCharge() const {
   size_t total = 0;
   const size_t n = size_t{1} << shard_bits_;
   for (size_t i = 0; i < n; i++) {
-    std::lock_guard<ShardMutex> guard(shards_[i].mu);
-    total += shards_[i].usage;
+    Shard& s = shards_[i];
+    std::lock_guard<ShardLock> guard(s.lock);
+    total += s.usage;
   }
   return total;
 }

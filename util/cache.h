@@ -1,11 +1,16 @@
-// Cache: a sharded LRU cache of immutable objects, charged in bytes.
+// Cache: a sharded CLOCK cache of immutable objects, charged in bytes.
 //
 // Used as the block cache: keys are a segment's cache id plus a block offset
 // (a fixed-size CacheKey, hashed with a few multiplications: a lookup
 // allocates nothing), values are uncompressed blocks. Values are shared_ptr,
 // so an entry evicted while a reader still holds it stays alive until the
 // reader lets go.
-// Thread-safety: thread-safe; each shard has its own mutex.
+// Eviction is CLOCK (second chance): a lookup marks its entry referenced,
+// and when a shard is over capacity its hand sweeps the entries in the order
+// they were inserted, clearing marks, and evicts the first entry it finds
+// unmarked. Close to LRU for a block cache, but a lookup changes no list.
+// Thread-safety: thread-safe. Lookups of one shard run concurrently and
+// write no cache line in common; inserts and erases exclude them.
 #ifndef BLOOMKV_UTIL_CACHE_H_
 #define BLOOMKV_UTIL_CACHE_H_
 
@@ -27,18 +32,19 @@ struct CacheKey {
 
 class Cache {
  public:
-  // capacity: total charge kept before least-recently-used entries are
+  // capacity: total charge kept before entries not read lately are
   // evicted, split evenly among 2^num_shard_bits shards.
   explicit Cache(size_t capacity, int num_shard_bits = 4);
   Cache(const Cache&) = delete;
   Cache& operator=(const Cache&) = delete;
   ~Cache();
 
-  // Inserts or replaces the entry for key. An entry whose charge exceeds a
-  // shard's capacity is not kept.
+  // Inserts or replaces the entry for key, marked referenced and reached
+  // last by the hand. An entry whose charge exceeds a shard's capacity is
+  // not kept.
   void Insert(const CacheKey& key, std::shared_ptr<const void> value,
               size_t charge);
-  // The value for key (and marks it most recently used), or nullptr.
+  // The value for key (and marks it referenced), or nullptr.
   std::shared_ptr<const void> Lookup(const CacheKey& key);
   // The same, and on a miss sets *admit to whether the caller should Insert
   // the value it is about to produce. While the key's shard is less than

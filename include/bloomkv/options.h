@@ -99,7 +99,8 @@ struct Options {
   // Default: kUniform.
   FilterAllocation filter_allocation = FilterAllocation::kUniform;
 
-  // Bytes of uncompressed data blocks kept in the sharded LRU block cache;
+  // Bytes of uncompressed data blocks kept in the sharded block cache (CLOCK
+  // eviction: blocks not read since the last sweep go first);
   // 0 disables the cache. Default: 8 MiB.
   size_t block_cache_capacity = 8 << 20;
 

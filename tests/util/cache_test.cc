@@ -1,7 +1,8 @@
-// Tests for the sharded LRU cache: hits and misses, LRU order, capacity by
-// charge, replacement accounting, erase of one key and of one file's keys,
-// oversize entries, values outliving eviction, a seeded comparison with a
-// model LRU, and concurrent use (run under -DBLOOMKV_SANITIZE=thread too).
+// Tests for the sharded CLOCK cache: hits and misses, eviction order,
+// capacity by charge, replacement accounting, erase of one key and of one
+// file's keys, oversize entries, values outliving eviction, a seeded
+// comparison with a model clock, and concurrent use (run under
+// -DBLOOMKV_SANITIZE=thread too).
 #include "util/cache.h"
 
 #include <gtest/gtest.h>
@@ -125,20 +126,25 @@ TEST(CacheTest, KeysDifferingInIdOrOffsetAreDistinct) {
   EXPECT_EQ(nullptr, cache.Lookup(CacheKey{2, 4096}));
 }
 
-TEST(CacheTest, EvictsLeastRecentlyUsed) {
+TEST(CacheTest, EvictsTheFirstEntryTheHandFindsUnread) {
   Cache cache(3, 0);
   cache.Insert(Key(1), Value(1), 1);
   cache.Insert(Key(2), Value(2), 1);
   cache.Insert(Key(3), Value(3), 1);
-  EXPECT_EQ(1, Get(&cache, 1));  // 1 is now the most recent; 2 the oldest
+  // None read since it went in: the hand clears every mark, then evicts
+  // the oldest.
   cache.Insert(Key(4), Value(4), 1);
-  EXPECT_EQ(-1, Get(&cache, 2));
-  EXPECT_EQ(1, Get(&cache, 1));
-  EXPECT_EQ(3, Get(&cache, 3));
-  EXPECT_EQ(4, Get(&cache, 4));
-  // Order now (oldest first): 1, 3, 4.
-  cache.Insert(Key(5), Value(5), 1);
   EXPECT_EQ(-1, Get(&cache, 1));
+  // The hand is at 2. Read, 2 gets a second chance and 3 goes.
+  EXPECT_EQ(2, Get(&cache, 2));
+  cache.Insert(Key(5), Value(5), 1);
+  EXPECT_EQ(-1, Get(&cache, 3));
+  // The hand is at 4 (clear); 2 was just read again, 5 is new.
+  cache.Insert(Key(6), Value(6), 1);
+  EXPECT_EQ(-1, Get(&cache, 4));
+  EXPECT_EQ(2, Get(&cache, 2));
+  EXPECT_EQ(5, Get(&cache, 5));
+  EXPECT_EQ(6, Get(&cache, 6));
   EXPECT_EQ(3u, cache.TotalCharge());
 }
 
@@ -224,8 +230,8 @@ TEST(CacheTest, EraseIdRemovesExactlyOneFilesEntries) {
   }
 }
 
-TEST(CacheTest, MatchesModelLruUnderRandomOperations) {
-  // One shard, so the cache must behave exactly like a plain LRU list
+TEST(CacheTest, MatchesModelClockUnderRandomOperations) {
+  // One shard, so the cache must behave exactly like the textbook clock
   // charged in bytes: same hits, same evictions, same total charge.
   for (uint64_t seed : test::TestSeeds()) {
     SCOPED_TRACE("seed=" + std::to_string(seed));
@@ -236,11 +242,19 @@ TEST(CacheTest, MatchesModelLruUnderRandomOperations) {
       CacheKey key;
       int value;
       size_t charge;
+      bool referenced;
     };
-    std::list<ModelEntry> model;  // front = most recent
+    // In the order the hand visits them; end() stands for the list head,
+    // which the hand passes over.
+    std::list<ModelEntry> model;
+    auto hand = model.end();
     auto find = [&](const CacheKey& k) {
       return std::find_if(model.begin(), model.end(),
                           [&](const ModelEntry& e) { return e.key == k; });
+    };
+    auto erase = [&](std::list<ModelEntry>::iterator it) {
+      if (hand == it) ++hand;
+      model.erase(it);
     };
     auto model_charge = [&] {
       size_t total = 0;
@@ -255,10 +269,22 @@ TEST(CacheTest, MatchesModelLruUnderRandomOperations) {
         const int v = op;
         const size_t charge = 1 + rnd.Uniform(40);
         cache.Insert(k, Value(v), charge);
-        if (it != model.end()) model.erase(it);
+        if (it != model.end()) erase(it);
         if (charge <= kCapacity) {
-          model.push_front(ModelEntry{k, v, charge});
-          while (model_charge() > kCapacity) model.pop_back();
+          // Behind the hand: the last entry it reaches.
+          model.insert(hand, ModelEntry{k, v, charge, true});
+          while (model_charge() > kCapacity) {
+            if (hand == model.end()) {
+              hand = model.begin();
+              continue;
+            }
+            auto e = hand++;
+            if (e->referenced) {
+              e->referenced = false;
+            } else {
+              model.erase(e);
+            }
+          }
         }
       } else if (what < 9) {
         std::shared_ptr<const void> got = cache.Lookup(k);
@@ -267,14 +293,18 @@ TEST(CacheTest, MatchesModelLruUnderRandomOperations) {
         } else {
           ASSERT_NE(nullptr, got) << "op " << op;
           ASSERT_EQ(it->value, *static_cast<const int*>(got.get()));
-          model.splice(model.begin(), model, it);
+          it->referenced = true;
         }
       } else if (rnd.Uniform(4) == 0) {
         cache.EraseId(k.id);
-        model.remove_if([&](const ModelEntry& e) { return e.key.id == k.id; });
+        for (auto e = model.begin(); e != model.end();) {
+          auto next = std::next(e);
+          if (e->key.id == k.id) erase(e);
+          e = next;
+        }
       } else {
         cache.Erase(k);
-        if (it != model.end()) model.erase(it);
+        if (it != model.end()) erase(it);
       }
       ASSERT_EQ(model_charge(), cache.TotalCharge()) << "op " << op;
     }
@@ -365,39 +395,46 @@ TEST(CacheTest, NewIdIsUnique) {
 }
 
 TEST(CacheTest, ConcurrentInsertLookupErase) {
-  // Four threads insert, look up and erase overlapping keys. Every value
-  // found must be the one stored for its key, and the charge must stay
-  // within capacity; TSan checks the locking.
-  Cache cache(2000, 2);
-  constexpr int kThreads = 4;
-  constexpr int kKeys = 500;
-  std::atomic<int> wrong{0};
-  std::atomic<int> hits{0};
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; t++) {
-    threads.emplace_back([&, t] {
-      Random rnd(1000 + t);
-      for (int i = 0; i < 20000; i++) {
-        const int k = static_cast<int>(rnd.Uniform(kKeys));
-        const uint64_t op = rnd.Uniform(10);
-        if (op < 3) {
-          cache.Insert(Key(k), Value(k * 3), 1 + rnd.Uniform(8));
-        } else if (op < 9) {
-          std::shared_ptr<const void> v = cache.Lookup(Key(k));
-          if (v != nullptr) {
-            hits++;
-            if (*static_cast<const int*>(v.get()) != k * 3) wrong++;
+  // Four threads insert, look up (with and without admission) and erase
+  // overlapping keys, in one shard and in four. Every value found must be
+  // the one stored for its key, and the charge must stay within capacity;
+  // TSan checks the locking.
+  for (int shard_bits : {0, 2}) {
+    SCOPED_TRACE(shard_bits);
+    Cache cache(2000, shard_bits);
+    constexpr int kThreads = 4;
+    constexpr int kKeys = 500;
+    std::atomic<int> wrong{0};
+    std::atomic<int> hits{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < kThreads; t++) {
+      threads.emplace_back([&, t] {
+        Random rnd(1000 + t);
+        for (int i = 0; i < 20000; i++) {
+          const int k = static_cast<int>(rnd.Uniform(kKeys));
+          const uint64_t op = rnd.Uniform(10);
+          if (op < 3) {
+            cache.Insert(Key(k), Value(k * 3), 1 + rnd.Uniform(8));
+          } else if (op < 9) {
+            bool admit = false;
+            std::shared_ptr<const void> v = op % 2 == 0
+                                                ? cache.Lookup(Key(k))
+                                                : cache.Lookup(Key(k), &admit);
+            if (v != nullptr) {
+              hits++;
+              if (*static_cast<const int*>(v.get()) != k * 3) wrong++;
+            }
+          } else {
+            cache.Erase(Key(k));
           }
-        } else {
-          cache.Erase(Key(k));
         }
-      }
-    });
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(0, wrong.load());
+    EXPECT_GT(hits.load(), 0);
+    EXPECT_LE(cache.TotalCharge(), cache.capacity());
   }
-  for (auto& th : threads) th.join();
-  EXPECT_EQ(0, wrong.load());
-  EXPECT_GT(hits.load(), 0);
-  EXPECT_LE(cache.TotalCharge(), cache.capacity());
 }
 
 }  // namespace

@@ -48,7 +48,10 @@ bool IsWritePhase(const std::string& name) {
   return name == "fill" || name == "overwrite" || name == "delete";
 }
 
-struct Workload::ThreadState {
+// Aligned to a cache line: each client thread writes its state on every
+// operation (latency histogram, counts), and two states sharing a line
+// would slow the threads down in the benchmark itself.
+struct alignas(64) Workload::ThreadState {
   explicit ThreadState(uint64_t seed) : rng(seed) {}
   Rng rng;
   std::unique_ptr<ZipfGenerator> zipf;

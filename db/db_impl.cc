@@ -1186,22 +1186,37 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
     }
   };
 
+  // The segments the lookup may consult, in order: every level-0 segment,
+  // newest first, then in each deeper level the only one that can hold the
+  // key (levels do not overlap): the first whose largest key is >= key, or
+  // past every range the last one, which then stands for the level so that
+  // counters and traces record it as skipped by key range.
+  const FileMetaData* deeper[kNumLevels] = {};
+  for (int level = 1; level < kNumLevels; level++) {
+    const auto& files = v.files(level);
+    if (files.empty()) continue;
+    auto it = std::lower_bound(
+        files.begin(), files.end(), key, [](const auto& f, const Slice& k) {
+          return ExtractUserKey(f->largest).compare(k) < 0;
+        });
+    deeper[level] = it != files.end() ? it->get() : files.back().get();
+  }
+  // Their filter lines are loaded all at once before the first is asked:
+  // in a store whose filters outgrow the CPU caches each is a cache miss,
+  // and a lookup of an absent key asks them all.
+  for (const auto& f : v.files(0)) {
+    if (f->filter != nullptr) f->filter->Prefetch(hash);
+  }
+  for (const FileMetaData* f : deeper) {
+    if (f != nullptr && f->filter != nullptr) f->filter->Prefetch(hash);
+  }
+
   bool done = false;
   for (const auto& f : v.files(0)) {
     if ((done = consult(*f, 0))) break;
   }
   for (int level = 1; !done && level < kNumLevels; level++) {
-    // Deeper levels do not overlap: only the first segment whose largest
-    // key is >= key can hold it.
-    const auto& files = v.files(level);
-    auto it = std::lower_bound(
-        files.begin(), files.end(), key, [](const auto& f, const Slice& k) {
-          return ExtractUserKey(f->largest).compare(k) < 0;
-        });
-    // Past every segment's range: the last one stands for the level, so
-    // that counters and traces record the level as skipped by key range.
-    if (it == files.end() && !files.empty()) --it;
-    if (it != files.end()) done = consult(**it, level);
+    if (deeper[level] != nullptr) done = consult(*deeper[level], level);
   }
 
   auto& c = read_counters_.ShardFor(thread);

@@ -189,14 +189,18 @@ SegmentFilter::SegmentFilter(std::shared_ptr<const FilterPolicy> policy,
                              std::string data, uint64_t num_keys,
                              double bits_per_key)
     : policy_(std::move(policy)),
-      data_(std::move(data)),
+      size_(data.size()),
+      data_(static_cast<char*>(::operator new[](
+          std::max<size_t>(size_, 1), std::align_val_t(kFilterAlignment)))),
       num_keys_(num_keys),
-      bits_per_key_(bits_per_key) {}
+      bits_per_key_(bits_per_key) {
+  std::memcpy(data_.get(), data.data(), size_);
+}
 
 double SegmentFilter::TheoreticalFpRate() const {
   // Costly and only wanted by reports: computed once, on demand.
   std::call_once(fp_rate_once_, [this] {
-    fp_rate_ = policy_->TheoreticalFpRate(data_, num_keys_);
+    fp_rate_ = policy_->TheoreticalFpRate(data(), num_keys_);
   });
   return fp_rate_;
 }

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 
 #include "bloomkv/filter_policy.h"
@@ -50,18 +51,35 @@ class SegmentFilter {
 
   // False: the key is definitely not in the segment.
   bool KeyMayMatch(uint64_t key_hash) const {
-    return policy_->KeyMayMatch(key_hash, data_);
+    return policy_->KeyMayMatch(key_hash, data());
   }
+  // Starts loading what KeyMayMatch(key_hash) will read.
+  void Prefetch(uint64_t key_hash) const {
+    policy_->Prefetch(key_hash, data());
+  }
+  // The filter's bytes, at a 64-byte-aligned address.
+  Slice data() const { return Slice(data_.get(), size_); }
   // Bytes of filter held in memory.
-  uint64_t memory() const { return data_.size(); }
+  uint64_t memory() const { return size_; }
   double bits_per_key() const { return bits_per_key_; }
   // The false-positive rate theory predicts; computed (about a millisecond)
   // on the first call only.
   double TheoreticalFpRate() const;
 
  private:
+  struct AlignedDelete {
+    void operator()(char* p) const {
+      ::operator delete[](p, std::align_val_t(kFilterAlignment));
+    }
+  };
+  // Filters are kept at cache-line-aligned addresses: the built-in filter
+  // reads one 64-byte line per probe, which then is one cache line, not
+  // two.
+  static constexpr size_t kFilterAlignment = 64;
+
   const std::shared_ptr<const FilterPolicy> policy_;
-  const std::string data_;
+  const size_t size_;
+  const std::unique_ptr<char[], AlignedDelete> data_;
   const uint64_t num_keys_;
   const double bits_per_key_;
   mutable std::once_flag fp_rate_once_;

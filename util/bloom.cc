@@ -101,6 +101,13 @@ class BlockedBloomPolicy final : public FilterPolicy {
                               hash, view.num_probes);
   }
 
+  void Prefetch(uint64_t hash, const Slice& filter) const override {
+    FilterView view;
+    if (ParseFilter(filter, &view) && view.num_lines != 0) {
+      bb::PrefetchLine(view.lines, view.num_lines, hash);
+    }
+  }
+
   double BitsPerKey() const override { return bits_per_key_; }
 
   // The probe count and the line layout follow from bits_per_key, and the

@@ -9,4 +9,6 @@ std::shared_ptr<const FilterPolicy> FilterPolicy::Resized(double) const {
   return nullptr;
 }
 
+void FilterPolicy::Prefetch(uint64_t, const Slice&) const {}
+
 }  // namespace bloomkv

@@ -52,6 +52,13 @@ class FilterPolicy {
   // Default: nullptr.
   virtual std::shared_ptr<const FilterPolicy> Resized(
       double bits_per_key) const;
+
+  // A hint that KeyMayMatch(hash, filter) follows soon: starts loading the
+  // memory it will read, without waiting for it. A lookup hints every
+  // filter it may consult before it asks the first one, so that the cache
+  // misses of filters too large for the CPU caches overlap instead of
+  // adding up. Must not change any answer. Default: does nothing.
+  virtual void Prefetch(uint64_t hash, const Slice& filter) const;
 };
 
 // The built-in cache-line-blocked bloom filter: every probe of one key falls

@@ -2,6 +2,7 @@
 // by filter instead of reading them.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <set>
 #include <sstream>
 
@@ -113,6 +114,50 @@ TEST_F(FilterTest, AbsentKeysReadAboutTheFalsePositiveRateInBlocks) {
             (after_.filter_negatives - before_.filter_negatives) +
                 (after_.filter_positives - before_.filter_positives));
   EXPECT_GT(consulted, static_cast<uint64_t>(kLookups) * (kSegments - 1));
+}
+
+// The built-in policy, counting the hints and the questions it gets.
+class CountingPolicy final : public FilterPolicy {
+ public:
+  const char* Name() const override { return inner_->Name(); }
+  void CreateFilter(const uint64_t* hashes, size_t n,
+                    std::string* dst) const override {
+    inner_->CreateFilter(hashes, n, dst);
+  }
+  bool KeyMayMatch(uint64_t hash, const Slice& filter) const override {
+    questions++;
+    return inner_->KeyMayMatch(hash, filter);
+  }
+  void Prefetch(uint64_t hash, const Slice& filter) const override {
+    prefetches++;
+    inner_->Prefetch(hash, filter);
+  }
+  double BitsPerKey() const override { return inner_->BitsPerKey(); }
+  double TheoreticalFpRate(const Slice& filter,
+                           uint64_t num_keys) const override {
+    return inner_->TheoreticalFpRate(filter, num_keys);
+  }
+
+  mutable std::atomic<uint64_t> questions{0}, prefetches{0};
+
+ private:
+  const std::shared_ptr<const FilterPolicy> inner_ = NewBloomFilterPolicy(10);
+};
+
+TEST_F(FilterTest, AbsentKeyLookupHintsEveryFilterBeforeAskingIt) {
+  auto policy = std::make_shared<CountingPolicy>();
+  Build(policy);
+  policy->questions = 0;
+  policy->prefetches = 0;
+  LookUpAbsentKeys();
+  // Each lookup hints all ten level-0 filters up front, then asks those
+  // whose key range covers the key.
+  EXPECT_EQ(static_cast<uint64_t>(kLookups) * kSegments,
+            policy->prefetches.load());
+  EXPECT_EQ(after_.segments_consulted - before_.segments_consulted,
+            policy->questions.load());
+  EXPECT_GT(policy->questions.load(),
+            static_cast<uint64_t>(kLookups) * (kSegments - 1));
 }
 
 TEST_F(FilterTest, WithoutFiltersEveryCoveringSegmentIsRead) {

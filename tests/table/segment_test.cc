@@ -310,6 +310,12 @@ TEST(SegmentTest, RoundTripAgainstModel) {
               test::OpenSegment(ReaderOptions(bo.filter_policy), file, &reader)
                   .ok());
           EXPECT_EQ(reader->has_filter(), filter);
+          if (filter) {
+            // Kept at a cache-line boundary, whatever the file offset.
+            EXPECT_EQ(0u, reinterpret_cast<uintptr_t>(
+                              reader->filter()->data().data()) %
+                              64);
+          }
           CheckGets(*reader, d, filter);
           CheckIteration(*reader, d);
         }

@@ -11,7 +11,9 @@
 #            alternate the order of the on and off stores;
 #   threads  one process, lookup phases with 1 and then 2 client threads;
 #   threads-cached  the same with a block cache that holds the whole store
-#            (256 MiB per million entries), so that hits are cached hits.
+#            (256 MiB per million entries), so that hits are cached hits,
+#            each lookup phase run once untimed first (--warmup) so that no
+#            repetition measures the cold cache.
 # Writes every JSON report, the printed tables and summary.txt (medians over
 # processes, with the min-max over every repetition) to BENCH_OUT.
 #
@@ -71,7 +73,7 @@ for num in "${sizes[@]}"; do
   fi
   if [[ "$modes" == *" threads-cached "* ]]; then
     cached=("${common[@]/#--cache_mb=8/--cache_mb=$((num / 1000000 * 256))}")
-    run "threads-cached-$num" --num="$num" --threads=1,2 "${cached[@]}"
+    run "threads-cached-$num" --num="$num" --threads=1,2 --warmup "${cached[@]}"
   fi
 done
 echo "total $((SECONDS - start_all)) s"

@@ -250,11 +250,12 @@ void RunPhases(const Flags& flags, const std::vector<std::string>& phases,
     // reps[store][thread count]
     std::vector<std::vector<std::vector<PhaseResult>>> reps(
         n, std::vector<std::vector<PhaseResult>>(counts));
-    // One untimed run per store first: the repetitions then all measure
-    // the cache as the previous ones left it, none the cold cache.
+    // One untimed run per store and thread count first (each count draws
+    // its own probes): the repetitions then all measure the cache as the
+    // previous ones left it, none the cold cache.
     for (size_t i = 0; flags.warmup && i < n; i++) {
-      if (stores[i]->ok()) {
-        RunPhaseOn(stores[i].get(), phase, flags.threads.back(), peak);
+      for (size_t t = 0; t < counts && stores[i]->ok(); t++) {
+        RunPhaseOn(stores[i].get(), phase, flags.threads[t], peak);
       }
     }
     for (int rep = 0; rep < flags.repeat; rep++) {
@@ -352,9 +353,10 @@ int Main(int argc, char** argv) {
                  "runs of each read phase per store, engines taking turns; "
                  "the median is reported, with the min-max")
       ->check(CLI::Range(1, 100));
-  app.add_flag("--warmup", flags.warmup,
-               "run each read phase once untimed per store before its "
-               "repetitions (for a block cache that holds the working set)");
+  app.add_flag(
+      "--warmup", flags.warmup,
+      "run each read phase once untimed per store and thread count "
+      "before its repetitions (for a cache that holds the working set)");
   app.add_option("--settle", flags.settle,
                  "shape before reads: background (flush, then wait for "
                  "background compaction; as an application leaves it) or "

@@ -94,15 +94,20 @@ Status DBImpl::RunCompaction(Compaction* c,
   const uint64_t start_micros = env_->NowMicros();
   VersionEdit edit;
   Status s = MergeCompactionInputs(c, lock, &edit);
+  bool manifest_attempted = false;
   if (s.ok()) {
     c->AddInputDeletions(&edit);
     s = versions_->LogAndApply(&edit, lock);
+    manifest_attempted = true;
     InstallReadView();
   }
   // Sticky before the outputs leave pending_outputs_: after a failed
-  // LogAndApply the manifest may name them, so nothing may delete them.
-  // Only a compaction cut short by closing is not an error of the DB.
-  if (!s.ok() && !shutting_down_) RecordBackgroundError(s);
+  // LogAndApply the manifest may name them, so nothing may delete them,
+  // closing or not. Only a merge cut short by closing is not an error of
+  // the DB.
+  if (!s.ok() && (manifest_attempted || !shutting_down_)) {
+    RecordBackgroundError(s);
+  }
   for (const auto& [level, f] : edit.new_files()) {
     pending_outputs_.erase(f->number);
   }

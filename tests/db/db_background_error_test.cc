@@ -153,6 +153,111 @@ TEST_F(BackgroundErrorTest, FailedManifestSyncInBackgroundWorkLosesNothing) {
 }
 
 // A failed WAL append or sync is sticky too, for every later write.
+// Holds one manifest sync until the test lets it go, then fails it.
+class ManifestSyncTrapEnv final : public EnvWrapper {
+ public:
+  ManifestSyncTrapEnv() : EnvWrapper(Env::Default()) {}
+
+  // The manifest syncs after the next `pass` ones block, then fail.
+  void Arm(int pass) {
+    std::lock_guard<std::mutex> guard(mu_);
+    pass_ = pass;
+    armed_ = true;
+  }
+  // Whether a sync was caught within the timeout.
+  bool WaitUntilCaught() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, std::chrono::seconds(60),
+                        [this] { return caught_; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> guard(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+  Status NewWritableFile(const std::string& f,
+                         std::unique_ptr<WritableFile>* r) override {
+    Status s = target()->NewWritableFile(f, r);
+    if (s.ok() && IsManifest(f))
+      *r = std::make_unique<File>(this, std::move(*r));
+    return s;
+  }
+
+ private:
+  class File final : public WritableFile {
+   public:
+    File(ManifestSyncTrapEnv* env, std::unique_ptr<WritableFile> base)
+        : env_(env), base_(std::move(base)) {}
+    Status Append(const Slice& data) override { return base_->Append(data); }
+    Status Flush() override { return base_->Flush(); }
+    Status Close() override { return base_->Close(); }
+    Status Sync() override {
+      Status s = base_->Sync();
+      return s.ok() ? env_->Trap() : s;
+    }
+
+   private:
+    ManifestSyncTrapEnv* const env_;
+    const std::unique_ptr<WritableFile> base_;
+  };
+
+  Status Trap() {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!armed_ || pass_-- > 0) return Status::OK();
+    caught_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [this] { return released_; });
+    return Status::IOError("manifest", "injected sync failure");
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool armed_ = false, caught_ = false, released_ = false;
+  int pass_ = 0;
+};
+
+// A compaction whose manifest record fails to sync while the database is
+// closing: the record is in the file, so the next open reads the edit and
+// needs the compaction's outputs. Closing must not excuse the error: the
+// outputs stay (and so do the inputs), and the reopened database holds
+// every write.
+TEST(BackgroundErrorWhileClosingTest,
+     FailedManifestSyncOfACompactionKeepsItsOutputs) {
+  test::TempDir dir;
+  ManifestSyncTrapEnv env;
+  Options options;
+  options.create_if_missing = true;
+  options.env = &env;
+  options.level0_compaction_trigger = 4;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  Model model;
+  Random rnd(301);
+  for (int part = 0; part < 4; part++) {
+    for (int i = part * 200; i < part * 200 + 200; i++) {
+      model[Key(i)] = test::RandomString(&rnd, 100);
+      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), model[Key(i)]).ok());
+    }
+    // The fourth flush's edit passes; the level-0 compaction it starts
+    // writes the next one, which is caught.
+    if (part == 3) env.Arm(/*pass=*/1);
+    ASSERT_TRUE(db->Flush().ok());
+  }
+  ASSERT_TRUE(env.WaitUntilCaught());
+  std::thread closer([&db] { db.reset(); });
+  // Closing marks the database as shutting down at once, then waits for the
+  // compaction; only then does the sync fail.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  env.Release();
+  closer.join();
+
+  options.env = Env::Default();
+  Status s = DB::Open(options, dir.path(), &db);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  test::ExpectDbHolds(db.get(), model);
+}
+
 TEST_F(BackgroundErrorTest, FailedLogWriteOrSyncRefusesLaterWrites) {
   for (uint32_t op : {FaultInjectionEnv::kWrite, FaultInjectionEnv::kSync}) {
     SCOPED_TRACE(op == FaultInjectionEnv::kWrite ? "append" : "sync");

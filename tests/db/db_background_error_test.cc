@@ -152,23 +152,31 @@ TEST_F(BackgroundErrorTest, FailedManifestSyncInBackgroundWorkLosesNothing) {
   }
 }
 
-// A failed WAL append or sync is sticky too, for every later write.
-// Holds one manifest sync until the test lets it go, then fails it.
-class ManifestSyncTrapEnv final : public EnvWrapper {
+// An Env that holds a background thread inside one write: after Arm(pass),
+// the Append (or Sync) of a file whose name matches, past the first `pass`
+// ones, blocks until Release(), then returns `held_result` (OK: it goes
+// through).
+class PausingEnv final : public EnvWrapper {
  public:
-  ManifestSyncTrapEnv() : EnvWrapper(Env::Default()) {}
+  enum class Op { kAppend, kSync };
 
-  // The manifest syncs after the next `pass` ones block, then fail.
-  void Arm(int pass) {
+  PausingEnv(Env* target, bool (*matches)(const std::string&), Op op,
+             Status held_result = Status::OK())
+      : EnvWrapper(target),
+        matches_(matches),
+        op_(op),
+        held_result_(std::move(held_result)) {}
+
+  void Arm(int pass = 0) {
     std::lock_guard<std::mutex> guard(mu_);
-    pass_ = pass;
     armed_ = true;
+    pass_ = pass;
   }
-  // Whether a sync was caught within the timeout.
-  bool WaitUntilCaught() {
+  // Whether a write was held within a minute.
+  bool WaitUntilPaused() {
     std::unique_lock<std::mutex> lock(mu_);
     return cv_.wait_for(lock, std::chrono::seconds(60),
-                        [this] { return caught_; });
+                        [this] { return paused_; });
   }
   void Release() {
     std::lock_guard<std::mutex> guard(mu_);
@@ -179,42 +187,50 @@ class ManifestSyncTrapEnv final : public EnvWrapper {
   Status NewWritableFile(const std::string& f,
                          std::unique_ptr<WritableFile>* r) override {
     Status s = target()->NewWritableFile(f, r);
-    if (s.ok() && IsManifest(f))
-      *r = std::make_unique<File>(this, std::move(*r));
+    if (s.ok() && matches_(f)) *r = std::make_unique<File>(this, std::move(*r));
     return s;
   }
 
  private:
   class File final : public WritableFile {
    public:
-    File(ManifestSyncTrapEnv* env, std::unique_ptr<WritableFile> base)
-        : env_(env), base_(std::move(base)) {}
-    Status Append(const Slice& data) override { return base_->Append(data); }
-    Status Flush() override { return base_->Flush(); }
-    Status Close() override { return base_->Close(); }
-    Status Sync() override {
-      Status s = base_->Sync();
-      return s.ok() ? env_->Trap() : s;
+    File(PausingEnv* env, std::unique_ptr<WritableFile> t)
+        : env_(env), t_(std::move(t)) {}
+    Status Append(const Slice& data) override {
+      Status s = env_->Hold(Op::kAppend);
+      return s.ok() ? t_->Append(data) : s;
     }
+    Status Flush() override { return t_->Flush(); }
+    Status Sync() override {
+      Status s = env_->Hold(Op::kSync);
+      return s.ok() ? t_->Sync() : s;
+    }
+    Status Close() override { return t_->Close(); }
 
    private:
-    ManifestSyncTrapEnv* const env_;
-    const std::unique_ptr<WritableFile> base_;
+    PausingEnv* const env_;
+    std::unique_ptr<WritableFile> t_;
   };
 
-  Status Trap() {
+  Status Hold(Op op) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (!armed_ || pass_-- > 0) return Status::OK();
-    caught_ = true;
+    if (op != op_ || !armed_ || pass_-- > 0) return Status::OK();
+    armed_ = false;
+    paused_ = true;
     cv_.notify_all();
     cv_.wait(lock, [this] { return released_; });
-    return Status::IOError("manifest", "injected sync failure");
+    return held_result_;
   }
 
+  bool (*const matches_)(const std::string&);
+  const Op op_;
+  const Status held_result_;
   std::mutex mu_;
   std::condition_variable cv_;
-  bool armed_ = false, caught_ = false, released_ = false;
+  bool armed_ = false;
   int pass_ = 0;
+  bool paused_ = false;
+  bool released_ = false;
 };
 
 // A compaction whose manifest record fails to sync while the database is
@@ -225,7 +241,8 @@ class ManifestSyncTrapEnv final : public EnvWrapper {
 TEST(BackgroundErrorWhileClosingTest,
      FailedManifestSyncOfACompactionKeepsItsOutputs) {
   test::TempDir dir;
-  ManifestSyncTrapEnv env;
+  PausingEnv env(Env::Default(), IsManifest, PausingEnv::Op::kSync,
+                 Status::IOError("manifest", "injected sync failure"));
   Options options;
   options.create_if_missing = true;
   options.env = &env;
@@ -244,7 +261,7 @@ TEST(BackgroundErrorWhileClosingTest,
     if (part == 3) env.Arm(/*pass=*/1);
     ASSERT_TRUE(db->Flush().ok());
   }
-  const bool caught = env.WaitUntilCaught();
+  const bool caught = env.WaitUntilPaused();
   if (!caught) env.Release();  // so that closing cannot hang on the trap
   ASSERT_TRUE(caught) << "no compaction wrote a manifest edit";
   std::thread closer([&db] { db.reset(); });
@@ -260,6 +277,7 @@ TEST(BackgroundErrorWhileClosingTest,
   test::ExpectDbHolds(db.get(), model);
 }
 
+// A failed WAL append or sync is sticky too, for every later write.
 TEST_F(BackgroundErrorTest, FailedLogWriteOrSyncRefusesLaterWrites) {
   for (uint32_t op : {FaultInjectionEnv::kWrite, FaultInjectionEnv::kSync}) {
     SCOPED_TRACE(op == FaultInjectionEnv::kWrite ? "append" : "sync");
@@ -312,74 +330,12 @@ TEST_F(BackgroundErrorTest, EmptySyncedWriteMakesEarlierWritesDurable) {
   }
 }
 
-// An Env that holds the background thread inside a compaction: the first
-// append to a segment created after Arm() blocks until Release().
-class PausingEnv final : public EnvWrapper {
- public:
-  explicit PausingEnv(Env* target) : EnvWrapper(target) {}
-
-  void Arm() {
-    std::lock_guard<std::mutex> guard(mu_);
-    armed_ = true;
-  }
-  void WaitUntilPaused() {
-    std::unique_lock<std::mutex> lock(mu_);
-    cv_.wait(lock, [this] { return paused_; });
-  }
-  void Release() {
-    std::lock_guard<std::mutex> guard(mu_);
-    released_ = true;
-    cv_.notify_all();
-  }
-
-  Status NewWritableFile(const std::string& f,
-                         std::unique_ptr<WritableFile>* r) override {
-    Status s = target()->NewWritableFile(f, r);
-    std::lock_guard<std::mutex> guard(mu_);
-    if (s.ok() && armed_ && IsSegment(f)) {
-      armed_ = false;
-      *r = std::make_unique<File>(this, std::move(*r));
-    }
-    return s;
-  }
-
- private:
-  class File final : public WritableFile {
-   public:
-    File(PausingEnv* env, std::unique_ptr<WritableFile> t)
-        : env_(env), t_(std::move(t)) {}
-    Status Append(const Slice& data) override {
-      env_->Pause();
-      return t_->Append(data);
-    }
-    Status Flush() override { return t_->Flush(); }
-    Status Sync() override { return t_->Sync(); }
-    Status Close() override { return t_->Close(); }
-
-   private:
-    PausingEnv* const env_;
-    std::unique_ptr<WritableFile> t_;
-  };
-
-  void Pause() {
-    std::unique_lock<std::mutex> lock(mu_);
-    paused_ = true;
-    cv_.notify_all();
-    cv_.wait(lock, [this] { return released_; });
-  }
-
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool armed_ = false;
-  bool paused_ = false;
-  bool released_ = false;
-};
-
 // Background errors while CompactRange waits and the background thread is
 // in the middle of its compaction (held there by PausingEnv).
 class BackgroundErrorDuringCompactionTest : public BackgroundErrorTest {
  protected:
-  BackgroundErrorDuringCompactionTest() : pausing_(&env_) {
+  BackgroundErrorDuringCompactionTest()
+      : pausing_(&env_, IsSegment, PausingEnv::Op::kAppend) {
     options_.env = &pausing_;
     test::KeepEverythingInLevelZero(&options_);
   }
@@ -398,7 +354,7 @@ class BackgroundErrorDuringCompactionTest : public BackgroundErrorTest {
     compact_ = std::async(std::launch::async, [this] {
       return db_->CompactRange(nullptr, nullptr);
     });
-    pausing_.WaitUntilPaused();
+    ASSERT_TRUE(pausing_.WaitUntilPaused());
     ASSERT_TRUE(WriteKeys(1000, 1010, &rnd).ok());
     const uint64_t opens = env_.op_count(FaultInjectionEnv::kOpen);
     pausing_.Arm();

@@ -254,6 +254,39 @@ TEST_F(BackgroundTest, SlowdownPacesBytesNotWrites) {
   ExpectContents(db_.get(), model_);
 }
 
+// With the default triggers, level 0 grows to 19 segments behind a held
+// compaction without a write being delayed; at 20 writes are paced.
+TEST_F(BackgroundTest, DefaultTriggersPaceWritesFromTwentyLevelZeroSegments) {
+  const Options defaults;
+  ASSERT_EQ(20, defaults.level0_slowdown_writes_trigger);
+  ASSERT_EQ(36, defaults.level0_stop_writes_trigger);
+  options_.level0_slowdown_writes_trigger =
+      defaults.level0_slowdown_writes_trigger;
+  options_.level0_stop_writes_trigger = defaults.level0_stop_writes_trigger;
+  Random rnd(303);
+  StartHeldCompaction(&rnd);
+  for (int i = 2; i < 19; i++) WriteAndFlush(i * 100, i * 100 + 100, &rnd);
+  ASSERT_EQ(19, NumFilesAtLevel(db_.get(), 0));
+  WriteKeys(5000, 5300, &rnd);
+  DbStats stats = db_->GetStats();
+  EXPECT_EQ(0u, stats.write_delay_micros);
+  EXPECT_EQ(0u, stats.write_stop_micros);
+  EXPECT_EQ(0u, env_.slept());
+
+  ASSERT_TRUE(db_->Flush().ok());
+  ASSERT_EQ(20, NumFilesAtLevel(db_.get(), 0));
+  // ~33 KB at 16 MiB/s: about 2 ms of debt, slept off.
+  WriteKeys(6000, 6300, &rnd);
+  stats = db_->GetStats();
+  EXPECT_LT(0u, stats.write_delay_micros);
+  EXPECT_EQ(0u, stats.write_stop_micros);
+  EXPECT_EQ(stats.write_delay_micros, env_.slept());
+  EXPECT_EQ(1, env_.blocked());
+
+  env_.Release();
+  ExpectContents(db_.get(), model_);
+}
+
 // A compaction reads each input in a few large reads, not one per block.
 TEST_F(BackgroundTest, CompactionReadsInputsSequentiallyInLargeReads) {
   CountingEnv counting(Env::Default());

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <thread>
 
+#include "bench/kvbench/process_stats.h"
+
 namespace bloomkv::bench {
 
 Status SettleStore(Engine& engine, SettleMode mode) {
@@ -30,6 +32,23 @@ Status PollUntil(const std::function<bool()>& settled, double timeout_seconds,
     std::this_thread::sleep_for(kPollInterval);
   }
   return Status::OK();
+}
+
+Status WaitUntilProcessIdle(double timeout_seconds, double* waited_seconds) {
+  constexpr auto kWindow = std::chrono::milliseconds(100);
+  constexpr uint64_t kIdleCpuNanos = 5'000'000;  // 5% of the window
+  const auto start = std::chrono::steady_clock::now();
+  Status s = PollUntil(
+      [&] {
+        const uint64_t cpu = ProcessCpuNanos();
+        std::this_thread::sleep_for(kWindow);
+        return ProcessCpuNanos() - cpu < kIdleCpuNanos;
+      },
+      timeout_seconds, "process");
+  *waited_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return s;
 }
 
 std::vector<std::string> AvailableEngines() {

@@ -128,6 +128,14 @@ Status SettleStore(Engine& engine, SettleMode mode);
 Status PollUntil(const std::function<bool()>& settled, double timeout_seconds,
                  const std::string& what);
 
+// Waits until this process is idle: under 5% of one core used over a
+// 100 ms window, i.e. no engine's background thread (compaction, or
+// LevelDB's compactions triggered by its own reads) is running. Before a
+// timed lookup phase, so that one store's leftover work does not take a
+// core from another store's measurement. Sets *waited_seconds; IOError
+// after timeout_seconds.
+Status WaitUntilProcessIdle(double timeout_seconds, double* waited_seconds);
+
 // How long SettleStore waits for background compaction before giving up.
 inline constexpr double kSettleTimeoutSeconds = 1800;
 

@@ -13,6 +13,9 @@
 // All stores of a run (each engine, filters on and off) stay open together:
 // each is filled and settled in turn, then each lookup phase runs --repeat
 // times per store, the stores taking turns, and the median is reported.
+// Every timed phase starts only once the process is idle, so that no
+// store's background work (e.g. LevelDB's read-triggered compactions) takes
+// a core from another's measurement.
 //
 // Thread-safety: main drives everything; phases use --threads workers. With
 // a list of thread counts, each lookup phase runs once per count, back to
@@ -199,8 +202,21 @@ PhaseResult RunPhaseOn(Store* store, const std::string& phase, int threads,
                        PeakRss* peak) {
   RunResult& r = store->result;
   PhaseResult p;
+  // No store's leftover background work may share the cores with this one.
+  double waited = 0;
+  Status s = WaitUntilProcessIdle(kSettleTimeoutSeconds, &waited);
+  r.idle_wait_seconds += waited;
+  if (waited >= 0.5) {
+    std::fprintf(stderr, "  %-8s waited %.2f s for background work\n",
+                 r.engine.c_str(), waited);
+  }
+  if (!s.ok()) {
+    if (r.error.empty()) r.error = s.ToString();
+    p.name = phase;
+    return p;
+  }
   peak->Reset();
-  Status s = store->workload->RunPhase(phase, store->engine.get(), &p, threads);
+  s = store->workload->RunPhase(phase, store->engine.get(), &p, threads);
   r.peak_rss = std::max(r.peak_rss, peak->Read());
   std::fprintf(
       stderr, "  %-8s %-7s %-9s %3d thr %9.0f ops/s  (%.2f s, %llu pass%s)\n",

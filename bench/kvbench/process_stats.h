@@ -41,6 +41,9 @@ bool ResetPeakRss();
 // 0 when /proc/self/fd cannot be read.
 uint64_t OpenFileDescriptors(const std::string& dir = "");
 
+// CPU time used so far by every thread of this process, in nanoseconds.
+uint64_t ProcessCpuNanos();
+
 // Sum of the sizes of the regular files under dir, recursively.
 uint64_t DirectoryBytes(const std::string& dir);
 

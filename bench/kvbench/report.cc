@@ -272,11 +272,13 @@ void PrintTable(FILE* out, const std::vector<RunResult>& runs) {
             .c_str());
     std::fprintf(out,
                  "  disk %s, write amplification %.2f (%s to files / %s "
-                 "user), settle %.2f s, peak RSS %s (process, during its "
-                 "phases; %s when opened), engine memory %s\n",
+                 "user), settle %.2f s, idle wait %.2f s, peak RSS %s "
+                 "(process, during its phases; %s when opened), engine "
+                 "memory %s\n",
                  Mib(r.disk_bytes).c_str(), r.write_amplification(),
                  Mib(r.file_bytes_written).c_str(),
                  Mib(r.user_bytes_written).c_str(), r.settle_seconds,
+                 r.idle_wait_seconds,
                  Mib(r.peak_rss).c_str(), Mib(r.rss_at_start).c_str(),
                  r.engine_memory ? Mib(*r.engine_memory).c_str() : "-");
     for (const PhaseResult& p : r.phases) {
@@ -435,6 +437,7 @@ Status WriteJson(const std::string& path, const ReportContext& context,
     j.Field("error", r.error);
     j.Field("settle_mode", r.settle_mode);
     j.Field("settle_seconds", r.settle_seconds);
+    j.Field("idle_wait_seconds", r.idle_wait_seconds);
     j.Field("files_per_level", r.files_per_level);
     j.Field("files_per_level_end", r.files_per_level_end);
     j.Field("open_fds", r.open_fds);

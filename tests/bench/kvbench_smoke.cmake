@@ -5,7 +5,8 @@
 #   - each read phase has a median and min-max over --repeat repetitions
 #     (min <= median <= max) and ran its probes at least once;
 #   - each store records its shape (files per level) and open descriptors;
-#   - --settle=background leaves level-0 files, --settle=compact none.
+#   - --settle=background leaves level-0 files, --settle=compact none;
+#   - each store waited for an idle process before its timed phases.
 # Usage: cmake -DKVBENCH=<kvbench> -DWORK_DIR=<scratch dir> -P kvbench_smoke.cmake
 cmake_minimum_required(VERSION 3.19)  # string(JSON)
 
@@ -64,6 +65,12 @@ function(run_and_check name level0_out)
       list(APPEND level0 ${files0})
     endif()
     json_get(fds "${json}" runs ${i} open_fds)
+    # Every timed phase first waits at least one 100 ms window for the
+    # process to be idle.
+    json_get(idle_wait "${json}" runs ${i} idle_wait_seconds)
+    if(idle_wait LESS 0.1)
+      fail("${name}: ${engine} did not wait for an idle process (${idle_wait} s)")
+    endif()
     json_get(phases "${json}" runs ${i} phases)
     string(JSON num_phases LENGTH "${phases}")
     math(EXPR last_phase "${num_phases} - 1")

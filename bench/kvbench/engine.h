@@ -130,8 +130,8 @@ Status PollUntil(const std::function<bool()>& settled, double timeout_seconds,
 
 // Waits until this process is idle: under 5% of one core used over a
 // 100 ms window, i.e. no engine's background thread (compaction, or
-// LevelDB's compactions triggered by its own reads) is running. Before a
-// timed lookup phase, so that one store's leftover work does not take a
+// LevelDB's compactions triggered by its own reads) is running. Before
+// every timed phase, so that one store's leftover work does not take a
 // core from another store's measurement. Sets *waited_seconds; IOError
 // after timeout_seconds.
 Status WaitUntilProcessIdle(double timeout_seconds, double* waited_seconds);

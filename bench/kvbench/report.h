@@ -25,7 +25,7 @@ struct RunResult {
   std::string description;
   std::vector<PhaseResult> phases;
   double settle_seconds = 0;  // flush + compaction before reads
-  // Waited, before this store's timed lookups, for the process to be idle
+  // Waited, before this store's timed phases, for the process to be idle
   // (background work of this or another store still running).
   double idle_wait_seconds = 0;
   std::string settle_mode;    // "background" or "compact"

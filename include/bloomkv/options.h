@@ -179,9 +179,10 @@ struct Options {
   // slowing down without bound. The default leaves level 0 room to grow
   // past the compaction trigger while a compaction runs: the next level-0
   // compaction then takes more segments at once and rewrites the base
-  // level fewer times: fewer bytes written and fewer stalls than with 8 and
-  // 12 (docs/benchmarks.md). Each level-0 segment costs a lookup one
-  // filter probe, and a block read on a hit in it or a false positive.
+  // level fewer times, so fewer bytes are written and writes stall less
+  // than with 8 and 12 (docs/benchmarks.md). Each level-0 segment costs a
+  // lookup one filter probe, and a block read on a hit in it or a false
+  // positive.
   // Default: 20 (RocksDB's).
   // Range: [level0_compaction_trigger, 1000].
   int level0_slowdown_writes_trigger = 20;

@@ -38,6 +38,12 @@ uint64_t StatusKiB(const char* name) {
   return kib * 1024;
 }
 
+uint64_t CpuNanos(clockid_t clock) {
+  timespec ts{};
+  clock_gettime(clock, &ts);
+  return uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec);
+}
+
 }  // namespace
 
 ProcIo ReadProcIo() {
@@ -60,11 +66,8 @@ bool ResetPeakRss() {
   return std::fclose(f) == 0 && ok;
 }
 
-uint64_t ProcessCpuNanos() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return uint64_t(ts.tv_sec) * 1'000'000'000 + uint64_t(ts.tv_nsec);
-}
+uint64_t ProcessCpuNanos() { return CpuNanos(CLOCK_PROCESS_CPUTIME_ID); }
+uint64_t ThreadCpuNanos() { return CpuNanos(CLOCK_THREAD_CPUTIME_ID); }
 
 uint64_t DirectoryBytes(const std::string& dir) {
   uint64_t total = 0;

@@ -43,6 +43,10 @@ uint64_t OpenFileDescriptors(const std::string& dir = "");
 
 // CPU time used so far by every thread of this process, in nanoseconds.
 uint64_t ProcessCpuNanos();
+// CPU time of the calling thread: unlike wall time, it does not grow when
+// other processes take the cores, so ops per CPU second shows whether
+// threads slow each other down.
+uint64_t ThreadCpuNanos();
 
 // Sum of the sizes of the regular files under dir, recursively.
 uint64_t DirectoryBytes(const std::string& dir);

@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <memory>
 #include <string>
 #include <thread>
@@ -20,15 +19,6 @@ uint64_t NowNanos() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::steady_clock::now().time_since_epoch())
       .count();
-}
-
-// CPU time of the calling thread: unlike wall time, it does not grow when
-// other processes take the cores, so ops per CPU second shows whether
-// threads slow each other down.
-uint64_t ThreadCpuNanos() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return uint64_t(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
 
 uint64_t PhaseSeed(uint64_t seed, const std::string& phase, int thread) {

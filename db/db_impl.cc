@@ -1148,7 +1148,7 @@ Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
       return false;
     }
     TableCache::Handle segment;
-    s = table_cache_->Acquire(f, &segment);
+    s = table_cache_->AcquireForLookup(f, thread, &segment);
     SegmentReadStats seg_io;
     LookupResult result = LookupResult::kNotFound;
     if (s.ok()) {

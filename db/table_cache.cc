@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <vector>
 
 #include "db/filename.h"
 #include "table/two_level_iterator.h"
@@ -18,7 +19,9 @@ struct TableCacheEntry {
   // 0 when closed. reader is set before the count leaves 0 and reset only
   // after the cache took it from 1 to 0, under mu_.
   std::atomic<uint64_t> refs{0};
-  std::atomic<uint64_t> last_use{0};  // UseStamp() at the latest pin
+  // UseStamp() at the opening or the latest pin (pins stamp only once
+  // the cache tracks use).
+  std::atomic<uint64_t> last_use{0};
   uint64_t number = 0;
   std::unique_ptr<SegmentReader> reader;  // null while closed
   // Neighbours in the open list while open and not evicted (mu_).
@@ -115,13 +118,68 @@ uint64_t UseStamp() {
 }
 }  // namespace
 
+void TableCache::Touch(Entry* e) {
+  if (track_use_.load(std::memory_order_relaxed)) {
+    e->last_use.store(UseStamp(), std::memory_order_relaxed);
+  }
+}
+
+void TableCache::UpdateTrackUseLocked() {
+  if (8 * (open_ + opening_) >= 7 * capacity_) {
+    track_use_.store(true, std::memory_order_relaxed);
+  }
+}
+
 bool TableCache::TryPin(Entry* e) {
   uint64_t refs = e->refs.load(std::memory_order_acquire);
   do {
     if (refs == 0) return false;
   } while (!e->refs.compare_exchange_weak(refs, refs + 1));
-  e->last_use.store(UseStamp(), std::memory_order_relaxed);
+  Touch(e);
   return true;
+}
+
+bool TableCache::LookupPinned(const Entry* e) const {
+  for (const LookupSlot& slot : lookup_slots_) {
+    if (slot.entry.load() == e) return true;
+  }
+  return false;
+}
+
+Status TableCache::AcquireForLookup(const FileMetaData& f, size_t thread,
+                                    Handle* handle) {
+  handle->Reset();
+  // Null when Load failed: Acquire returns the error.
+  Entry* e = f.table_cache_entry.get();
+  if (e != nullptr) {
+    std::atomic<Entry*>& slot = lookup_slots_[thread % kLookupSlots].entry;
+    Entry* free_slot = nullptr;
+    if (slot.compare_exchange_strong(free_slot, e)) {
+      // Published before the count is read: a closer that took the count
+      // to 0 reads the slot after, and backs off.
+      if (e->refs.load() != 0) {
+        Touch(e);
+        handle->cache_ = this;
+        handle->entry_ = e;
+        handle->slot_ = &slot;
+        return Status::OK();
+      }
+      ReleaseLookup(&slot, e);  // closed: the locked path reopens it
+    }
+  }
+  return Acquire(f, handle);
+}
+
+void TableCache::ReleaseLookup(std::atomic<Entry*>* slot, Entry* e) {
+  // Cleared before the flags are read: a closer that saw the slot set had
+  // raised its flag first, so one of the two does the close.
+  slot->store(nullptr);
+  if (close_pending_.load() ||
+      (over_capacity_.load() && e->refs.load() <= 1)) {
+    std::lock_guard<std::mutex> guard(mu_);
+    CloseEvictedLocked();
+    ShrinkLocked();
+  }
 }
 
 Status TableCache::Acquire(const FileMetaData& f, Handle* handle) {
@@ -154,6 +212,7 @@ Status TableCache::Acquire(const FileMetaData& f, Handle* handle) {
 
 void TableCache::ReserveLocked() {
   opening_++;
+  UpdateTrackUseLocked();
   ShrinkLocked();
 }
 
@@ -190,17 +249,39 @@ std::shared_ptr<TableCache::Entry> TableCache::InsertLocked(
 void TableCache::Release(Entry* e) {
   const uint64_t before = e->refs.fetch_sub(1);
   if (before == 1) {
-    // The last pin of an evicted file.
+    // The last reference-counted pin of an evicted file.
     std::lock_guard<std::mutex> guard(mu_);
-    CloseLocked(e);
-    evicted_.erase(e);
+    CloseEvictedLocked();
   } else if (before == 2 && over_capacity_.load()) {
     std::lock_guard<std::mutex> guard(mu_);
     ShrinkLocked();
   }
 }
 
+void TableCache::CloseEvictedLocked() {
+  // Raised before the slots are read: a slot pin released meanwhile is
+  // either seen released here or sees the flag and comes back.
+  close_pending_.store(true);
+  bool pending = false;
+  for (auto it = evicted_.begin(); it != evicted_.end();) {
+    Entry* e = it->first;
+    if (e->refs.load() != 0) {
+      ++it;  // reference-counted pins left: their last release comes here
+    } else if (LookupPinned(e)) {
+      pending = true;
+      ++it;
+    } else {
+      CloseLocked(e);
+      it = evicted_.erase(it);
+    }
+  }
+  close_pending_.store(pending);
+}
+
 void TableCache::ShrinkLocked() {
+  // Files a lookup slot held when they were to be closed: skipped in this
+  // pass (rare, so the vector seldom allocates).
+  std::vector<const Entry*> held;
   // The flag is set before the pins are read: a pin released during this
   // pass is either seen released here or sees the flag and shrinks again.
   while (open_ + opening_ > capacity_) {
@@ -210,16 +291,21 @@ void TableCache::ShrinkLocked() {
       if (e->refs.load() == 1 &&
           (victim == nullptr ||
            e->last_use.load(std::memory_order_relaxed) <
-               victim->last_use.load(std::memory_order_relaxed))) {
+               victim->last_use.load(std::memory_order_relaxed)) &&
+          std::find(held.begin(), held.end(), e) == held.end()) {
         victim = e;
       }
     }
     if (victim == nullptr) return;  // every open file is pinned
     uint64_t unpinned = 1;
-    if (victim->refs.compare_exchange_strong(unpinned, 0)) {
-      Unlink(victim);
-      CloseLocked(victim);
+    if (!victim->refs.compare_exchange_strong(unpinned, 0)) continue;
+    if (LookupPinned(victim)) {
+      victim->refs.store(1);  // no reference-counted pin came in at 0
+      held.push_back(victim);
+      continue;
     }
+    Unlink(victim);
+    CloseLocked(victim);
   }
   over_capacity_.store(false);
 }
@@ -239,12 +325,10 @@ void TableCache::Evict(uint64_t number) {
   if (e->reader == nullptr) return;  // closed
   Unlink(e.get());
   // Drops the cache's own reference; pins keep the file open.
-  if (e->refs.fetch_sub(1) == 1) {
-    CloseLocked(e.get());
-  } else {
-    Entry* raw = e.get();
-    evicted_.emplace(raw, std::move(e));
-  }
+  e->refs.fetch_sub(1);
+  Entry* raw = e.get();
+  evicted_.emplace(raw, std::move(e));
+  CloseEvictedLocked();
 }
 
 size_t TableCache::open_files() const {
@@ -262,8 +346,10 @@ TableCache::Handle& TableCache::Handle::operator=(Handle&& other) noexcept {
     Reset();
     cache_ = other.cache_;
     entry_ = other.entry_;
+    slot_ = other.slot_;
     other.cache_ = nullptr;
     other.entry_ = nullptr;
+    other.slot_ = nullptr;
   }
   return *this;
 }
@@ -273,9 +359,14 @@ const SegmentReader* TableCache::Handle::reader() const {
 }
 
 void TableCache::Handle::Reset() {
-  if (entry_ != nullptr) cache_->Release(entry_);
+  if (slot_ != nullptr) {
+    cache_->ReleaseLookup(slot_, entry_);
+  } else if (entry_ != nullptr) {
+    cache_->Release(entry_);
+  }
   cache_ = nullptr;
   entry_ = nullptr;
+  slot_ = nullptr;
 }
 
 namespace {

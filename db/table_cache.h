@@ -30,14 +30,35 @@
 // increment of its reference count, which counts the pins plus one while
 // the cache keeps the file open. The cache closes a file only by taking
 // that count from 1 (open, unpinned) to 0, so a pin and a close never both
-// succeed. Each pin stamps the entry with the monotonic clock; the file
-// closed to make room is the unpinned one with the oldest stamp.
+// succeed.
+//
+// AcquireForLookup pins for the length of one lookup without writing the
+// entry at all: it publishes the entry in one of kLookupSlots slots (the
+// caller's thread index picks it; each slot has a cache line of its own),
+// then checks that the file is open. A closer takes the count from 1 to 0
+// and then reads the slots; if a slot names the entry it restores the
+// count and leaves the file open. Both sides use sequentially consistent
+// operations, so either the lookup sees the count at 0 (and takes the
+// locked path) or the closer sees the slot. Reference-counted pins from
+// two threads write one cache line per file; slot pins write only the
+// caller's line, so lookups from several cores on a few hot files scale.
+// A slot held by another thread (more threads than slots) falls back to
+// the reference count.
+//
+// Recency: once the open files have reached 7/8 of the capacity, each pin
+// stamps the entry with the monotonic clock, and the file closed to make
+// room is the unpinned one with the oldest stamp (least recently used).
+// Until then nothing is closed for room and pins stamp nothing (a stamp is
+// a write to a line every reader of the file shares), so the first closes
+// after the cache fills see the stamps of when files were opened.
 //
 // Thread-safety: thread-safe. One mutex guards the table, opening, closing
 // and eviction; it is held while a closed file's descriptor is released,
 // never while a file is opened or read, and not at all when a lookup pins
 // or releases an open file (unless the release is the last pin of an
 // evicted file, or of a file while the cache is over its capacity).
+// AcquireForLookup pins an open file with one exchange on the caller's
+// slot and its release is one more; both take the lock in the same cases.
 #ifndef BLOOMKV_DB_TABLE_CACHE_H_
 #define BLOOMKV_DB_TABLE_CACHE_H_
 
@@ -53,6 +74,7 @@
 #include "bloomkv/status.h"
 #include "db/version_set.h"
 #include "table/segment_reader.h"
+#include "util/sharded_counter.h"
 #include "util/thread_annotations.h"
 
 namespace bloomkv {
@@ -99,6 +121,12 @@ class TableCache {
   // file again if it was closed. Lock-free when the file is open and f went
   // through Load.
   Status Acquire(const FileMetaData& f, Handle* handle);
+  // The same for a pin held for one lookup (no iterator, no second pin
+  // taken while it is held): pins an open file through the slot of
+  // `thread` (ThisThreadIndex()) when that slot is free, which writes no
+  // cache line another thread's lookup writes; otherwise like Acquire.
+  Status AcquireForLookup(const FileMetaData& f, size_t thread,
+                          Handle* handle);
 
   // An iterator over f's entries that keeps f open until it is destroyed;
   // an error iterator if f cannot be opened.
@@ -128,8 +156,26 @@ class TableCache {
   Status OpenReader(const FileMetaData& f,
                     std::shared_ptr<const FilterPolicy> filter_policy,
                     std::unique_ptr<SegmentReader>* reader);
+  // A lookup's pin: the entry it reads, or null. Own cache line each.
+  struct alignas(kCacheLineSize) LookupSlot {
+    std::atomic<Entry*> entry{nullptr};
+  };
+  static constexpr size_t kLookupSlots = kCounterShards;
+
   // Pins e if it is open (one atomic step, no lock); false if it is closed.
   bool TryPin(Entry* e);
+  // Records a pin of e for choosing the least recently used file.
+  void Touch(Entry* e);
+  // Whether a lookup slot holds e. The caller has already made e
+  // unpinnable (count 0) with a sequentially consistent operation.
+  bool LookupPinned(const Entry* e) const;
+  // Ends the slot pin of e, doing the closes it may have held up.
+  void ReleaseLookup(std::atomic<Entry*>* slot, Entry* e);
+  // Closes the evicted files no pin holds any more. REQUIRES: mu_ held.
+  void CloseEvictedLocked() REQUIRES(mu_);
+  // Sets track_use_ once the open files reach 7/8 of the capacity.
+  // REQUIRES: mu_ held.
+  void UpdateTrackUseLocked() REQUIRES(mu_);
   // Reserves a place for a file about to be opened, closing unpinned files
   // beyond the capacity first. REQUIRES: mu_ held.
   void ReserveLocked() REQUIRES(mu_);
@@ -141,7 +187,8 @@ class TableCache {
                                       bool pin) REQUIRES(mu_);
   void Release(Entry* e);
   // Closes the unpinned files used longest ago while more than the
-  // capacity are open. REQUIRES: mu_ held.
+  // capacity are open; a file a lookup slot holds counts as pinned.
+  // REQUIRES: mu_ held.
   void ShrinkLocked() REQUIRES(mu_);
   // Closes e's file. REQUIRES: mu_ held, e open and no longer pinnable
   // (reference count 0), out of the open list.
@@ -158,7 +205,8 @@ class TableCache {
   mutable std::mutex mu_;
   // Every segment Loaded or reopened and not evicted, open or closed.
   std::unordered_map<uint64_t, std::shared_ptr<Entry>> entries_ GUARDED_BY(mu_);
-  // Evicted while pinned: closed and dropped at their last release.
+  // Evicted while pinned: closed and dropped at their last release (the
+  // last reference-counted pin, or the slot pin seen after it).
   std::unordered_map<Entry*, std::shared_ptr<Entry>> evicted_ GUARDED_BY(mu_);
   // Sentinel of the circular list of open, not evicted entries.
   const std::unique_ptr<Entry> open_list_ GUARDED_BY(mu_);
@@ -168,6 +216,12 @@ class TableCache {
   // open_ + opening_ > capacity_ as of the last ShrinkLocked: the release
   // of a pin takes the lock to shrink only then.
   std::atomic<bool> over_capacity_{false};
+  // An evicted file waits for a slot pin: releasing one takes the lock
+  // to close it.
+  std::atomic<bool> close_pending_{false};
+  // Pins stamp their entries (see Recency above); never cleared.
+  std::atomic<bool> track_use_{false};
+  LookupSlot lookup_slots_[kLookupSlots];
 };
 
 // Pins one open segment reader while it exists. Move-only.
@@ -188,6 +242,8 @@ class TableCache::Handle {
   friend class TableCache;
   TableCache* cache_ = nullptr;
   Entry* entry_ = nullptr;
+  // The lookup slot holding entry_, or null for a reference-counted pin.
+  std::atomic<Entry*>* slot_ = nullptr;
 };
 
 }  // namespace bloomkv

@@ -127,14 +127,23 @@ class TableCacheTest : public testing::Test {
     return "k" + std::to_string(number);
   }
 
-  // Reads segment number's one key through the cache.
-  Status Read(int number) {
+  // Reads segment number's one key through the cache; with a thread index,
+  // pinned as a lookup (AcquireForLookup) on that index's slot.
+  Status Read(int number, int lookup_thread = -1) {
     TableCache::Handle h;
-    Status s = cache_->Acquire(*files_[number - 1], &h);
+    Status s = lookup_thread < 0
+                   ? cache_->Acquire(*files_[number - 1], &h)
+                   : cache_->AcquireForLookup(*files_[number - 1],
+                                              lookup_thread, &h);
     if (!s.ok()) return s;
+    return Check(number, h);
+  }
+
+  // Whether h's reader answers segment number's key.
+  static Status Check(int number, const TableCache::Handle& h) {
     LookupResult result;
     std::string value;
-    s = h.reader()->Search(SegmentReadOptions(), UserKey(number),
+    Status s = h.reader()->Search(SegmentReadOptions(), UserKey(number),
                            kMaxSequenceNumber, &result, &value, nullptr);
     if (s.ok() && (result != LookupResult::kFound ||
                    value != "v" + std::to_string(number))) {
@@ -200,6 +209,69 @@ TEST_F(TableCacheTest, PinnedFilesStayOpenAndTheCacheShrinksBackOnRelease) {
   }
 }
 
+// A lookup pin writes only its slot, and still keeps its file open: closes
+// for room pass it over (and happen when it is released), an eviction
+// waits for it. A second lookup pin on a busy slot pins by count instead.
+TEST_F(TableCacheTest, LookupPinsHoldFilesOpenThroughClosesAndEvictions) {
+  Build(6, 2);  // 5 and 6 open
+  TableCache::Handle lookup;
+  ASSERT_TRUE(cache_->AcquireForLookup(*files_[4], 0, &lookup).ok());
+  // Opening 1, 2, 3 and 4 in turn closes the least recently used unpinned
+  // file each time: never 5.
+  for (int number = 1; number <= 4; number++) {
+    ASSERT_TRUE(Read(number).ok());
+    EXPECT_EQ(2, env_.open());
+    ASSERT_TRUE(Check(5, lookup).ok());
+  }
+  const uint64_t opens = env_.opens();
+  ASSERT_TRUE(Read(5).ok());
+  EXPECT_EQ(opens, env_.opens());  // 5 never closed
+
+  // The same slot is busy: the second pin falls back to the count (and
+  // closes 4 to open 1).
+  TableCache::Handle second;
+  ASSERT_TRUE(cache_->AcquireForLookup(*files_[0], 0, &second).ok());
+  EXPECT_EQ(2, env_.open());
+  ASSERT_TRUE(Check(1, second).ok());
+  ASSERT_TRUE(Check(5, lookup).ok());
+  // Both open files pinned: a third pin opens one over the capacity.
+  TableCache::Handle third;
+  ASSERT_TRUE(cache_->Acquire(*files_[1], &third).ok());
+  EXPECT_EQ(3, env_.open());
+  // A handle moved keeps its pin; releasing the lookup pin lets the cache
+  // shrink back to its capacity.
+  TableCache::Handle moved = std::move(lookup);
+  ASSERT_TRUE(Check(5, moved).ok());
+  EXPECT_EQ(3, env_.open());
+  moved.Reset();
+  EXPECT_EQ(2, env_.open());
+  ASSERT_TRUE(Check(2, third).ok());
+  third.Reset();
+  second.Reset();
+  EXPECT_EQ(2, env_.open());
+
+  // Evicted while a lookup holds it: open until the lookup ends.
+  ASSERT_TRUE(cache_->AcquireForLookup(*files_[0], 3, &lookup).ok());
+  cache_->Evict(1);
+  EXPECT_EQ(2, env_.open());
+  ASSERT_TRUE(Check(1, lookup).ok());
+  lookup.Reset();
+  EXPECT_EQ(1, env_.open());  // 2
+  // Evicted with a lookup pin and a counted pin: closed at the later.
+  TableCache::Handle counted;
+  ASSERT_TRUE(cache_->Acquire(*files_[4], &counted).ok());
+  ASSERT_TRUE(cache_->AcquireForLookup(*files_[4], 1, &lookup).ok());
+  EXPECT_EQ(2, env_.open());
+  cache_->Evict(5);
+  counted.Reset();
+  EXPECT_EQ(2, env_.open());
+  ASSERT_TRUE(Check(5, lookup).ok());
+  lookup.Reset();
+  EXPECT_EQ(1, env_.open());
+  cache_.reset();
+  EXPECT_EQ(0, env_.open());
+}
+
 TEST_F(TableCacheTest, EvictClosesAtOnceOrAtTheLastRelease) {
   Build(3, 10);
   EXPECT_EQ(3, env_.open());
@@ -215,8 +287,10 @@ TEST_F(TableCacheTest, EvictClosesAtOnceOrAtTheLastRelease) {
   EXPECT_EQ(1, env_.open());
 }
 
-// Lookups pin open files without the lock; closes to make room and
-// evictions (even of files being read) race with them. Every answer stays
+// Lookups pin open files without the lock, by count or through a lookup
+// slot (shared by two readers, so that some fall back to the count);
+// closes to make room and evictions (even of files being read) race with
+// them. Every answer stays
 // right, open files never exceed the capacity plus what is pinned or being
 // opened, and everything is closed in the end.
 TEST_F(TableCacheTest, ConcurrentPinsClosesAndEvictionsKeepAnswersAndBudget) {
@@ -241,7 +315,10 @@ TEST_F(TableCacheTest, ConcurrentPinsClosesAndEvictionsKeepAnswersAndBudget) {
               !cache_->Acquire(*files_[rnd.Uniform(kFiles)], &held).ok()) {
             failed.store(true);
           }
-          if (!Read(1 + static_cast<int>(rnd.Uniform(kFiles))).ok()) {
+          // Half the lookups pin through a slot two readers share.
+          const int lookup_thread = rnd.OneIn(2) ? t % 2 : -1;
+          if (!Read(1 + static_cast<int>(rnd.Uniform(kFiles)), lookup_thread)
+                   .ok()) {
             failed.store(true);
           }
           // Each reader pins at most two files or one file and one being

@@ -1,21 +1,21 @@
 // Sharded CLOCK cache; see cache.h.
 //
-// Each shard is a hash map from key to entry, the entries linked into a
-// circular list swept by a clock hand. A lookup only sets its entry's
+// Each shard is an open-addressing index from key to entry, the entries
+// linked into a circular list swept by a clock hand. A lookup only sets its entry's
 // referenced bit (when clear), so it changes nothing a writer's sweep or
 // another reader depends on, and lookups run concurrently under a lock that
 // writes only a per-thread counter: on a hit, two reader threads write no
 // cache line in common (no lock word, no list head, no neighbouring
 // entries), where a mutex and a move-to-front list made every lookup pull
 // the shard's lock and list lines from the core that last used them.
-// The key's hash picks the shard (high bits) and the map bucket (low bits).
+// The key's hash picks the shard (high bits) and the home slot in the
+// shard's index (low bits).
 #include "util/cache.h"
 
 #include <algorithm>
 #include <bit>
 #include <mutex>
 #include <thread>
-#include <unordered_map>
 #include <vector>
 
 namespace bloomkv {
@@ -30,12 +30,6 @@ uint64_t HashCacheKey(const CacheKey& key) {
   h ^= h >> 32;
   return h;
 }
-
-struct CacheKeyHash {
-  size_t operator()(const CacheKey& key) const {
-    return static_cast<size_t>(HashCacheKey(key));
-  }
-};
 
 void CpuRelax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -112,9 +106,8 @@ class ShardLock {
 }  // namespace
 
 struct alignas(64) Cache::Shard {
-  // Lives inside its hash map node (whose address never changes), linked
-  // into the shard's clock: a hit touches one node, not a map node plus a
-  // separate list node.
+  // Allocated on its own (its address never changes), linked into the
+  // shard's clock and named by one slot of the index.
   struct Entry {
     CacheKey key;
     std::shared_ptr<const void> value;
@@ -126,10 +119,25 @@ struct alignas(64) Cache::Shard {
     Entry* next = nullptr;
   };
 
+  // One place of the index: the entry and its key's hash, or empty.
+  struct Slot {
+    uint64_t hash = 0;
+    Entry* entry = nullptr;  // null: empty
+  };
+
   Shard() {
     clock.prev = clock.next = &clock;
     hand = &clock;
   }
+  ~Shard() {
+    for (Entry* e = clock.next; e != &clock;) {
+      Entry* next = e->next;
+      delete e;
+      e = next;
+    }
+  }
+  Shard(const Shard&) = delete;
+  Shard& operator=(const Shard&) = delete;
 
   ShardLock lock;
   size_t capacity = 0;
@@ -140,7 +148,15 @@ struct alignas(64) Cache::Shard {
   // entries are linked just behind the hand, so the hand reaches them last.
   Entry clock;
   Entry* hand = nullptr;
-  std::unordered_map<CacheKey, Entry, CacheKeyHash> index;
+  // The index: open addressing with linear probing over a power-of-two
+  // array, at most 3/4 full. An entry sits at the slot its hash's low bits
+  // pick or after it, with no empty slot in between. A hit reads the home
+  // slot (four to a cache line, so a probe rarely leaves it) and then the
+  // entry; a chained hash map read a bucket, the node before the entry's
+  // and the entry's, one dependent cache miss after the other.
+  std::unique_ptr<Slot[]> slots;
+  size_t slot_mask = 0;  // slots' size - 1 (0 while there is no array)
+  size_t count = 0;      // entries
   // Tags (hash | 1) of keys that missed while the shard was full and were
   // not admitted, one per slot, the newest winning: empty until the shard
   // first evicts, then sized to about twice the entries it held. Lookups
@@ -159,11 +175,20 @@ struct alignas(64) Cache::Shard {
     hand->prev->next = e;
     hand->prev = e;
   }
-  // Read side: the entry for key, marked referenced, or nullptr.
-  Entry* Find(const CacheKey& key) {
-    auto found = index.find(key);
-    if (found == index.end()) return nullptr;
-    Entry* e = &found->second;
+  // The slot holding key (whose hash is h), or nullptr.
+  Slot* FindSlot(const CacheKey& key, uint64_t h) const {
+    if (slots == nullptr) return nullptr;
+    for (size_t i = h & slot_mask;; i = (i + 1) & slot_mask) {
+      Slot& slot = slots[i];
+      if (slot.entry == nullptr) return nullptr;
+      if (slot.hash == h && slot.entry->key == key) return &slot;
+    }
+  }
+  // Read side: the entry for key (hash h), marked referenced, or nullptr.
+  Entry* Find(const CacheKey& key, uint64_t h) {
+    Slot* slot = FindSlot(key, h);
+    if (slot == nullptr) return nullptr;
+    Entry* e = slot->entry;
     // Only a clear bit is written: a hot entry's line stays shared between
     // the cores that read it.
     if (!e->referenced.load(std::memory_order_relaxed)) {
@@ -171,11 +196,52 @@ struct alignas(64) Cache::Shard {
     }
     return e;
   }
+  // Adds e, whose key (hash h) is not in the index.
+  void IndexInsert(Entry* e, uint64_t h) {
+    if (4 * (count + 1) > 3 * (slot_mask + 1)) {
+      // Doubles the array (16 slots at first) and places every entry anew.
+      const size_t size = slots == nullptr ? 16 : 2 * (slot_mask + 1);
+      std::unique_ptr<Slot[]> old = std::move(slots);
+      const size_t old_size = old == nullptr ? 0 : slot_mask + 1;
+      slots = std::make_unique<Slot[]>(size);
+      slot_mask = size - 1;
+      for (size_t i = 0; i < old_size; i++) {
+        if (old[i].entry != nullptr) Place(old[i]);
+      }
+    }
+    Place(Slot{h, e});
+    count++;
+  }
+  void Place(const Slot& slot) {
+    size_t i = slot.hash & slot_mask;
+    while (slots[i].entry != nullptr) i = (i + 1) & slot_mask;
+    slots[i] = slot;
+  }
+  // Empties a slot, moving back the entries after it that may no longer
+  // be reached past the hole (no tombstones, so probes stay short).
+  void IndexErase(Slot* slot) {
+    size_t hole = static_cast<size_t>(slot - slots.get());
+    for (size_t i = (hole + 1) & slot_mask; slots[i].entry != nullptr;
+         i = (i + 1) & slot_mask) {
+      const size_t home = slots[i].hash & slot_mask;
+      // The entry at i may fill the hole unless its home lies cyclically
+      // in (hole, i]: then the hole is before its home.
+      const bool home_after_hole = hole <= i ? (hole < home && home <= i)
+                                             : (hole < home || home <= i);
+      if (!home_after_hole) {
+        slots[hole] = slots[i];
+        hole = i;
+      }
+    }
+    slots[hole] = Slot();
+    count--;
+  }
   void Erase(Entry* e) {
     if (hand == e) hand = e->next;
     usage -= e->charge;
     Unlink(e);
-    index.erase(e->key);  // destroys *e
+    IndexErase(FindSlot(e->key, HashCacheKey(e->key)));
+    delete e;
   }
   // Sweeps until usage fits: a referenced entry loses its bit and is
   // passed, the first one found clear is evicted. Ends within two turns.
@@ -220,25 +286,26 @@ size_t ShardIndex(uint64_t hash, int bits) {
   if (bits == 0) return 0;
   return static_cast<size_t>(hash >> (64 - bits));
 }
-size_t ShardIndex(const CacheKey& key, int bits) {
-  return ShardIndex(HashCacheKey(key), bits);
-}
 }  // namespace
 
 void Cache::Insert(const CacheKey& key, std::shared_ptr<const void> value,
                    size_t charge) {
-  Shard& s = shards_[ShardIndex(key, shard_bits_)];
+  const uint64_t h = HashCacheKey(key);
+  Shard& s = shards_[ShardIndex(h, shard_bits_)];
   std::shared_ptr<const void> old;  // released after the lock
   std::lock_guard<ShardLock> guard(s.lock);
+  Shard::Slot* slot = s.FindSlot(key, h);
   if (charge > s.capacity) {
-    auto found = s.index.find(key);
-    if (found != s.index.end()) s.Erase(&found->second);
+    if (slot != nullptr) s.Erase(slot->entry);
     return;
   }
-  // One hash lookup: a new node, or the old entry replaced in place.
-  auto [it, inserted] = s.index.try_emplace(key);
-  Shard::Entry* e = &it->second;
-  if (!inserted) {
+  // A new entry, or the old one replaced in place.
+  Shard::Entry* e;
+  if (slot == nullptr) {
+    e = new Shard::Entry;
+    s.IndexInsert(e, h);
+  } else {
+    e = slot->entry;
     s.usage -= e->charge;
     if (s.hand == e) s.hand = e->next;
     Shard::Unlink(e);
@@ -252,7 +319,7 @@ void Cache::Insert(const CacheKey& key, std::shared_ptr<const void> value,
   s.usage += charge;
   if (s.usage > s.capacity && s.recent_miss_slots == 0) {
     s.recent_miss_slots =
-        std::bit_ceil(std::max<size_t>(64, 2 * s.index.size()));
+        std::bit_ceil(std::max<size_t>(64, 2 * s.count));
     s.recent_misses.reset(new std::atomic<uint64_t>[s.recent_miss_slots]());
   }
   s.EvictToCapacity();
@@ -274,9 +341,10 @@ auto WithReadLock(ShardLock& lock, F&& f) {
 }  // namespace
 
 std::shared_ptr<const void> Cache::Lookup(const CacheKey& key) {
-  Shard& s = shards_[ShardIndex(key, shard_bits_)];
+  const uint64_t h = HashCacheKey(key);
+  Shard& s = shards_[ShardIndex(h, shard_bits_)];
   return WithReadLock(s.lock, [&]() -> std::shared_ptr<const void> {
-    Shard::Entry* e = s.Find(key);
+    Shard::Entry* e = s.Find(key, h);
     return e != nullptr ? e->value : nullptr;
   });
 }
@@ -285,7 +353,7 @@ std::shared_ptr<const void> Cache::Lookup(const CacheKey& key, bool* admit) {
   const uint64_t h = HashCacheKey(key);
   Shard& s = shards_[ShardIndex(h, shard_bits_)];
   return WithReadLock(s.lock, [&]() -> std::shared_ptr<const void> {
-    if (Shard::Entry* e = s.Find(key)) return e->value;
+    if (Shard::Entry* e = s.Find(key, h)) return e->value;
     if (s.recent_miss_slots == 0 || s.usage < s.capacity - s.capacity / 8) {
       *admit = true;
       return nullptr;
@@ -301,10 +369,10 @@ std::shared_ptr<const void> Cache::Lookup(const CacheKey& key, bool* admit) {
 }
 
 void Cache::Erase(const CacheKey& key) {
-  Shard& s = shards_[ShardIndex(key, shard_bits_)];
+  const uint64_t h = HashCacheKey(key);
+  Shard& s = shards_[ShardIndex(h, shard_bits_)];
   std::lock_guard<ShardLock> guard(s.lock);
-  auto found = s.index.find(key);
-  if (found != s.index.end()) s.Erase(&found->second);
+  if (Shard::Slot* slot = s.FindSlot(key, h)) s.Erase(slot->entry);
 }
 
 void Cache::EraseId(uint64_t id) {

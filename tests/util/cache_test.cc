@@ -9,8 +9,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <limits>
 #include <list>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -307,6 +309,59 @@ TEST(CacheTest, MatchesModelClockUnderRandomOperations) {
         if (it != model.end()) erase(it);
       }
       ASSERT_EQ(model_charge(), cache.TotalCharge()) << "op " << op;
+    }
+  }
+}
+
+// Many entries in one shard with nothing evicted: the index grows from 16
+// slots to thousands and empties again through Erase and EraseId, holes
+// closed by moving entries back. Every key stays found exactly while the
+// model holds it.
+TEST(CacheTest, IndexMatchesModelThroughGrowthAndErasure) {
+  for (uint64_t seed : test::TestSeeds()) {
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    Random rnd(seed);
+    Cache cache(SIZE_MAX, 0);
+    std::map<std::pair<uint64_t, uint64_t>, int> model;
+    auto random_key = [&] {
+      return CacheKey{1 + rnd.Uniform(8), rnd.Uniform(1000) * kBlockSize};
+    };
+    for (int op = 0; op < 40000; op++) {
+      const CacheKey k = random_key();
+      const auto mk = std::make_pair(k.id, k.offset);
+      // Inserts dominate the first half, erases the second.
+      const bool growing = op < 20000;
+      const uint64_t what = rnd.Uniform(100);
+      if (what < (growing ? 45u : 10u)) {
+        cache.Insert(k, Value(op), 1);
+        model[mk] = op;
+      } else if (what < (growing ? 55u : 60u)) {
+        cache.Erase(k);
+        model.erase(mk);
+      } else if (what == 99 && !growing) {
+        cache.EraseId(k.id);
+        std::erase_if(model,
+                      [&](const auto& e) { return e.first.first == k.id; });
+      } else {
+        std::shared_ptr<const void> got = cache.Lookup(k);
+        auto it = model.find(mk);
+        if (it == model.end()) {
+          ASSERT_EQ(nullptr, got) << "op " << op;
+        } else {
+          ASSERT_NE(nullptr, got) << "op " << op;
+          ASSERT_EQ(it->second, *static_cast<const int*>(got.get()))
+              << "op " << op;
+        }
+      }
+      ASSERT_EQ(model.size(), cache.TotalCharge()) << "op " << op;
+    }
+    // Every key the model holds is still there, and only those.
+    for (uint64_t id = 1; id <= 8; id++) {
+      for (uint64_t block = 0; block < 1000; block++) {
+        const bool held = model.count({id, block * kBlockSize}) != 0;
+        ASSERT_EQ(held, cache.Lookup({id, block * kBlockSize}) != nullptr)
+            << "id " << id << " block " << block;
+      }
     }
   }
 }

@@ -121,10 +121,12 @@ class TableCache {
   // file again if it was closed. Lock-free when the file is open and f went
   // through Load.
   Status Acquire(const FileMetaData& f, Handle* handle);
-  // The same for a pin held for one lookup (no iterator, no second pin
-  // taken while it is held): pins an open file through the slot of
-  // `thread` (ThisThreadIndex()) when that slot is free, which writes no
-  // cache line another thread's lookup writes; otherwise like Acquire.
+  // The same for a pin held for the length of one lookup: pins an open
+  // file through the slot of `thread` (ThisThreadIndex()) when that slot
+  // is free, which writes no cache line another thread's lookup writes;
+  // otherwise like Acquire. A pin held longer (an iterator's) would keep
+  // the slot from the thread's next lookups, which would then pin by
+  // count. REQUIRES, as for Acquire: f outlives the handle's pin.
   Status AcquireForLookup(const FileMetaData& f, size_t thread,
                           Handle* handle);
 

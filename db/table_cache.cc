@@ -174,8 +174,7 @@ void TableCache::ReleaseLookup(std::atomic<Entry*>* slot, Entry* e) {
   // Cleared before the flags are read: a closer that saw the slot set had
   // raised its flag first, so one of the two does the close.
   slot->store(nullptr);
-  if (close_pending_.load() ||
-      (over_capacity_.load() && e->refs.load() <= 1)) {
+  if (close_pending_.load() || (over_capacity_.load() && e->refs.load() <= 1)) {
     std::lock_guard<std::mutex> guard(mu_);
     CloseEvictedLocked();
     ShrinkLocked();

@@ -127,8 +127,7 @@ class TableCache {
   // otherwise like Acquire. A pin held longer (an iterator's) would keep
   // the slot from the thread's next lookups, which would then pin by
   // count. REQUIRES, as for Acquire: f outlives the handle's pin.
-  Status AcquireForLookup(const FileMetaData& f, size_t thread,
-                          Handle* handle);
+  Status AcquireForLookup(const FileMetaData& f, size_t thread, Handle* handle);
 
   // An iterator over f's entries that keeps f open until it is destroyed;
   // an error iterator if f cannot be opened.

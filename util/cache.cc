@@ -1,13 +1,14 @@
 // Sharded CLOCK cache; see cache.h.
 //
 // Each shard is an open-addressing index from key to entry, the entries
-// linked into a circular list swept by a clock hand. A lookup only sets its entry's
-// referenced bit (when clear), so it changes nothing a writer's sweep or
-// another reader depends on, and lookups run concurrently under a lock that
-// writes only a per-thread counter: on a hit, two reader threads write no
-// cache line in common (no lock word, no list head, no neighbouring
-// entries), where a mutex and a move-to-front list made every lookup pull
-// the shard's lock and list lines from the core that last used them.
+// linked into a circular list swept by a clock hand. A lookup only sets its
+// entry's referenced bit (when clear), so it changes nothing a writer's
+// sweep or another reader depends on, and lookups run concurrently under a
+// lock that writes only a per-thread counter: on a hit, two reader threads
+// write no cache line in common (no lock word, no list head, no
+// neighbouring entries), where a mutex and a move-to-front list made every
+// lookup pull the shard's lock and list lines from the core that last used
+// them.
 // The key's hash picks the shard (high bits) and the home slot in the
 // shard's index (low bits).
 #include "util/cache.h"
@@ -226,8 +227,8 @@ struct alignas(64) Cache::Shard {
       const size_t home = slots[i].hash & slot_mask;
       // The entry at i may fill the hole unless its home lies cyclically
       // in (hole, i]: then the hole is before its home.
-      const bool home_after_hole = hole <= i ? (hole < home && home <= i)
-                                             : (hole < home || home <= i);
+      const bool home_after_hole =
+          hole <= i ? (hole < home && home <= i) : (hole < home || home <= i);
       if (!home_after_hole) {
         slots[hole] = slots[i];
         hole = i;
@@ -318,8 +319,7 @@ void Cache::Insert(const CacheKey& key, std::shared_ptr<const void> value,
   s.LinkBehindHand(e);
   s.usage += charge;
   if (s.usage > s.capacity && s.recent_miss_slots == 0) {
-    s.recent_miss_slots =
-        std::bit_ceil(std::max<size_t>(64, 2 * s.count));
+    s.recent_miss_slots = std::bit_ceil(std::max<size_t>(64, 2 * s.count));
     s.recent_misses.reset(new std::atomic<uint64_t>[s.recent_miss_slots]());
   }
   s.EvictToCapacity();

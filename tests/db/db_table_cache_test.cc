@@ -131,10 +131,9 @@ class TableCacheTest : public testing::Test {
   // pinned as a lookup (AcquireForLookup) on that index's slot.
   Status Read(int number, int lookup_thread = -1) {
     TableCache::Handle h;
-    Status s = lookup_thread < 0
-                   ? cache_->Acquire(*files_[number - 1], &h)
-                   : cache_->AcquireForLookup(*files_[number - 1],
-                                              lookup_thread, &h);
+    Status s = lookup_thread < 0 ? cache_->Acquire(*files_[number - 1], &h)
+                                 : cache_->AcquireForLookup(*files_[number - 1],
+                                                            lookup_thread, &h);
     if (!s.ok()) return s;
     return Check(number, h);
   }
@@ -144,7 +143,7 @@ class TableCacheTest : public testing::Test {
     LookupResult result;
     std::string value;
     Status s = h.reader()->Search(SegmentReadOptions(), UserKey(number),
-                           kMaxSequenceNumber, &result, &value, nullptr);
+                                  kMaxSequenceNumber, &result, &value, nullptr);
     if (s.ok() && (result != LookupResult::kFound ||
                    value != "v" + std::to_string(number))) {
       s = Status::Corruption("wrong answer from segment " +

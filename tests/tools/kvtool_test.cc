@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -671,6 +672,77 @@ TEST_F(KvtoolTest, VerifyCallsUnlistedSegmentsNotesWhateverTheirState) {
   EXPECT_EQ(1, r.code) << r.out;
   EXPECT_NE(std::string::npos, r.out.find("CORRUPT  " + segment_files_[1]))
       << r.out;
+}
+
+// verify gives Open's verdict: whatever damage makes DB::Open refuse the
+// database makes verify fail too, naming what Open names; damage Open
+// accepts leaves verify to its own checksum walk.
+TEST_F(KvtoolTest, VerifyFailsWheneverOpenDoes) {
+  struct Case {
+    const char* what;
+    std::function<std::string(const std::string& db)> damage;  // the file
+  };
+  auto the_log = [](const std::string& db) {
+    return FilesWithSuffix(db, ".log").at(0);
+  };
+  const std::vector<Case> cases = {
+      {"the log the manifest names deleted",
+       [&](const std::string& db) {
+         const std::string log = the_log(db);
+         std::filesystem::remove(log);
+         return log;
+       }},
+      {"the log the manifest names emptied",
+       [&](const std::string& db) {
+         const std::string log = the_log(db);
+         std::filesystem::resize_file(log, 0);
+         return log;
+       }},
+      {"a listed segment deleted",
+       [&](const std::string&) {
+         std::filesystem::remove(segment_files_[0]);
+         return segment_files_[0];
+       }},
+      {"a listed segment's footer damaged",
+       [&](const std::string&) {
+         FlipByte(segment_files_[1],
+                  std::filesystem::file_size(segment_files_[1]) - 20);
+         return segment_files_[1];
+       }},
+      {"an unlisted segment left over",
+       [&](const std::string& db) {
+         WriteAll(db + "/900000.seg", "leftover");
+         return std::string();
+       }},
+  };
+  const std::string pristine = dir_.File("pristine");
+  BuildDb(2, 100, /*overlap=*/false, /*unflushed=*/10);
+  std::filesystem::copy(db_, pristine);
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    std::filesystem::remove_all(db_);
+    std::filesystem::copy(pristine, db_);
+    const std::string damaged = c.damage(db_);
+    Options options;
+    std::unique_ptr<DB> db;
+    const Status open = DB::OpenForReadOnly(options, db_, &db);
+    db.reset();
+    RunResult r = Run({"verify", db_});
+    if (open.ok()) {
+      EXPECT_EQ(0, r.code) << r.out << r.err;
+      continue;
+    }
+    EXPECT_NE(0, r.code) << "Open says " << open.ToString() << "\n" << r.out;
+    const std::string name = damaged.substr(damaged.rfind('/') + 1);
+    EXPECT_NE(std::string::npos, open.ToString().find(name));
+    EXPECT_NE(std::string::npos, r.out.find("CORRUPT")) << r.out;
+    EXPECT_NE(std::string::npos, r.out.find(name)) << r.out;
+    json j = RunJson({"verify", db_, "--json"}, r.code);
+    EXPECT_FALSE(j["ok"].get<bool>()) << j.dump(2);
+    // The whole database is used the same way by Open and by verify: a
+    // writable Open refuses it too.
+    EXPECT_FALSE(DB::Open(options, db_, &db).ok());
+  }
 }
 
 // ---- repair and checkpoint -------------------------------------------------

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <map>
 
 #include "db/db_iter.h"
 #include "db/filename.h"
@@ -178,13 +179,20 @@ Status CheckSegments(const Version& v, bool paranoid) {
 }
 
 // The logs recovery must replay, oldest first: every log on disk numbered
-// log_number or later. The log named by log_number exists from the moment
-// it is recorded until a later log number replaces it, so its absence means
-// lost data (writes, or deletes whose keys would come back), not a crash.
-// The directory is listed after the manifest was read: a read-only Open
-// beside a writer must not miss a log the writer created in between.
+// log_number or later. The directory is listed after the manifest was read:
+// a read-only Open beside a writer must not miss a log the writer created in
+// between.
+//
+// With paranoid checks, every log the manifest names must be there, or the
+// writes in it are lost without a trace (and deletes in it undone): the log
+// its log number names, which exists from the moment it is recorded until a
+// later log number replaces it, and every log recorded as holding
+// acknowledged writes (`recorded`: number -> bytes known synced), each with
+// at least its synced bytes. Replay alone cannot tell a log deleted, or cut
+// at a record boundary, from one that ended there.
 Status LiveLogs(Env* env, const std::string& dbname, uint64_t log_number,
-                bool paranoid, std::vector<uint64_t>* live) {
+                const std::map<uint64_t, uint64_t>& recorded, bool paranoid,
+                std::vector<uint64_t>* live) {
   std::vector<std::string> children;
   Status s = env->GetChildren(dbname, &children);
   if (!s.ok()) return s;
@@ -197,11 +205,29 @@ Status LiveLogs(Env* env, const std::string& dbname, uint64_t log_number,
     }
   }
   std::sort(live->begin(), live->end());
+  if (!paranoid) return Status::OK();
   // Log number 0: no log was ever recorded (a new database).
-  if (paranoid && log_number != 0 &&
-      (live->empty() || live->front() != log_number)) {
+  if (log_number != 0 && (live->empty() || live->front() != log_number)) {
     return Status::Corruption(LogFileName(dbname, log_number),
                               "is missing: the manifest needs it");
+  }
+  for (const auto& [number, synced_size] : recorded) {
+    const std::string fname = LogFileName(dbname, number);
+    if (!std::binary_search(live->begin(), live->end(), number)) {
+      return Status::Corruption(
+          fname,
+          "is missing: the manifest records that it holds acknowledged "
+          "writes");
+    }
+    uint64_t size = 0;
+    s = env->GetFileSize(fname, &size);
+    if (!s.ok()) return s;
+    if (size < synced_size) {
+      return Status::Corruption(fname + " at offset " + std::to_string(size),
+                                "ends before the " +
+                                    std::to_string(synced_size) +
+                                    " bytes the manifest records as synced");
+    }
   }
   return Status::OK();
 }
@@ -361,7 +387,8 @@ Status DBImpl::Open() {
     }
     if (s.ok()) {
       s = LiveLogs(env_, dbname_, versions_->log_number(),
-                   options_.paranoid_checks, &live_logs);
+                   versions_->recorded_logs(), options_.paranoid_checks,
+                   &live_logs);
     }
     if (s.ok() || !read_only_ || attempt > 0) break;
   }
@@ -649,7 +676,7 @@ Status DBImpl::NewLogFile() {
   if (log_file_ != nullptr) {
     s = log_file_->Flush();
     if (!s.ok()) return s;
-    closed_logs_.push_back({log_number_, std::move(log_file_)});
+    closed_logs_.push_back({log_number_, log_->length(), std::move(log_file_)});
   }
   log_file_ = std::move(file);
   log_ = std::make_unique<log::Writer>(log_file_.get());
@@ -780,10 +807,14 @@ Status DBImpl::WriteValidated(const WriteOptions& options,
     const bool empty = WriteBatchInternal::Count(group) == 0;
     last_sequence += WriteBatchInternal::Count(group);
     if (w.sync) PruneClosedLogs();
+    const bool record_log = w.sync && !versions_->KnowsLog(log_number_);
     // Only the front writer gets here, so the log and the memtable have a
     // single writer while mu_ is released; readers go on meanwhile.
     lock.unlock();
-    if (w.sync) s = PrepareSyncedWrite(WriteBatchInternal::Sequence(group));
+    if (w.sync) {
+      s = PrepareSyncedWrite(WriteBatchInternal::Sequence(group), record_log,
+                             &lock);
+    }
     if (s.ok() && !empty) {
       s = log_->AddRecord(WriteBatchInternal::Contents(group));
     }
@@ -865,7 +896,8 @@ void DBImpl::PruneClosedLogs() {
   });
 }
 
-Status DBImpl::PrepareSyncedWrite(SequenceNumber sequence) {
+Status DBImpl::PrepareSyncedWrite(SequenceNumber sequence, bool record_log,
+                                  std::unique_lock<std::mutex>* lock) {
   // Without its directory entry the log would vanish in a crash, synced
   // records and all.
   if (!log_entry_synced_) {
@@ -875,11 +907,27 @@ Status DBImpl::PrepareSyncedWrite(SequenceNumber sequence) {
   }
   // No synced write may survive a crash that loses an unsynced write
   // before it: the closed logs become durable first.
-  if (closed_logs_.empty()) return Status::OK();
   for (ClosedLog& closed : closed_logs_) {
     Status s = closed.file->Sync();
     if (!s.ok()) return s;
   }
+  // The manifest learns of the current log, and of how much of each closed
+  // log is now durable, before the write is acknowledged: a later loss of
+  // either is then Corruption at Open, not silence (LiveLogs). This happens
+  // once per log, on the first synced write after a memtable switch.
+  if (record_log || !closed_logs_.empty()) {
+    VersionEdit edit;
+    for (const ClosedLog& closed : closed_logs_) {
+      edit.AddLog(closed.number, closed.length);
+    }
+    lock->lock();
+    if (record_log) edit.AddLog(log_number_, 0);
+    Status s = versions_->LogAndApply(&edit, lock);
+    if (s.ok()) InstallReadView();
+    lock->unlock();
+    if (!s.ok()) return s;
+  }
+  if (closed_logs_.empty()) return Status::OK();
   for (ClosedLog& closed : closed_logs_) {
     closed.file->Close().PermitUncheckedError();
   }

@@ -169,10 +169,13 @@ class DBImpl final : public DB {
   WriteBatch* BuildBatchGroup(Writer** last_writer);
   Status NewLogFile();
   // Before a synced write, by the front writer with mu_ released: syncs the
-  // current log's directory entry if need be, and the closed logs, then
-  // appends to the current log an empty batch (sequence `sequence`) that
-  // tells recovery they were synced.
-  Status PrepareSyncedWrite(SequenceNumber sequence);
+  // current log's directory entry if need be, and the closed logs; records
+  // in the manifest the current log (when record_log: the manifest does not
+  // name it yet) and the closed logs' synced sizes, taking *lock for that;
+  // then appends to the current log an empty batch (sequence `sequence`)
+  // that tells recovery the closed logs were synced.
+  Status PrepareSyncedWrite(SequenceNumber sequence, bool record_log,
+                            std::unique_lock<std::mutex>* lock);
   // Closes the closed logs a flush has made obsolete. REQUIRES: mu_ held,
   // by the front writer.
   void PruneClosedLogs();
@@ -260,6 +263,7 @@ class DBImpl final : public DB {
   // front writer with mu_ held.
   struct ClosedLog {
     uint64_t number;
+    uint64_t length;  // the log's bytes when it was closed
     std::unique_ptr<WritableFile> file;
   };
   std::vector<ClosedLog> closed_logs_;

@@ -22,7 +22,9 @@ constexpr size_t kAppendThreshold = kBlockSize;
 Writer::Writer(WritableFile* dest) : Writer(dest, 0) {}
 
 Writer::Writer(WritableFile* dest, uint64_t dest_length)
-    : dest_(dest), block_offset_(dest_length % kBlockSize) {
+    : dest_(dest),
+      block_offset_(dest_length % kBlockSize),
+      length_(dest_length) {
   buffer_.reserve(kAppendThreshold + kBlockSize);
 }
 
@@ -87,6 +89,7 @@ void Writer::EmitFragment(uint8_t type, const char* data, size_t n) {
 
 void Writer::AppendBuffer() {
   status_ = dest_->Append(buffer_);
+  if (status_.ok()) length_ += buffer_.size();
   buffer_.clear();
 }
 

@@ -44,6 +44,10 @@ class Writer {
   // Appends payload (any size, possibly empty) as one logical record.
   Status AddRecord(const Slice& payload);
 
+  // Bytes of the log handed to dest so far (dest_length included): after
+  // dest's next Sync, a reader finds at least this many.
+  uint64_t length() const { return length_; }
+
  private:
   // Appends one physical record of type `type` to buffer_.
   void EmitFragment(uint8_t type, const char* data, size_t n);
@@ -53,6 +57,7 @@ class Writer {
   WritableFile* const dest_;
   size_t block_offset_;  // bytes already written in the current block
   std::string buffer_;   // physical bytes not yet handed to dest_
+  uint64_t length_;      // bytes handed to dest_, with dest_length
   Status status_;        // first Append failure; sticky
 };
 

@@ -13,6 +13,7 @@ enum Tag : uint32_t {
   kLastSequence = 3,
   kDeletedFile = 4,
   kNewFile = 5,
+  kLog = 6,
 };
 
 bool GetLevel(Slice* input, int* level) {
@@ -62,6 +63,11 @@ void VersionEdit::EncodeTo(std::string* dst) const {
     PutVarint64(dst, f->num_entries);
     PutLengthPrefixedSlice(dst, f->smallest);
     PutLengthPrefixedSlice(dst, f->largest);
+  }
+  for (const auto& [number, synced_size] : logs_) {
+    PutVarint32(dst, kLog);
+    PutVarint64(dst, number);
+    PutVarint64(dst, synced_size);
   }
 }
 
@@ -120,6 +126,15 @@ Status VersionEdit::DecodeFrom(const Slice& src) {
         }
         break;
       }
+      case kLog: {
+        uint64_t synced_size;
+        if (GetVarint64(&input, &number) && GetVarint64(&input, &synced_size)) {
+          logs_.emplace_back(number, synced_size);
+        } else {
+          msg = "log entry";
+        }
+        break;
+      }
       default:
         msg = "unknown tag";
         break;
@@ -148,6 +163,10 @@ std::string VersionEdit::DebugString() const {
     r += "\n  add: L" + std::to_string(level) + " #" +
          std::to_string(f->number) + " " + std::to_string(f->file_size) +
          " bytes, " + std::to_string(f->num_entries) + " entries";
+  }
+  for (const auto& [number, synced_size] : logs_) {
+    r += "\n  log: #" + std::to_string(number) + ", " +
+         std::to_string(synced_size) + " bytes synced";
   }
   r += "\n}\n";
   return r;

@@ -88,6 +88,13 @@ class VersionEdit {
   void RemoveFile(int level, uint64_t number) {
     deleted_files_.insert({level, number});
   }
+  // Records that log `number` may hold acknowledged writes, and that its
+  // first synced_size bytes are durable (0: none known yet). Recovery
+  // requires every recorded log not older than the log number to exist
+  // with at least that many bytes.
+  void AddLog(uint64_t number, uint64_t synced_size) {
+    logs_.emplace_back(number, synced_size);
+  }
 
   void EncodeTo(std::string* dst) const;
   // Corruption (with a description of the problem) if src is malformed.
@@ -107,6 +114,10 @@ class VersionEdit {
   const std::set<std::pair<int, uint64_t>>& deleted_files() const {
     return deleted_files_;
   }
+  // (number, synced size) of the logs this edit records.
+  const std::vector<std::pair<uint64_t, uint64_t>>& logs() const {
+    return logs_;
+  }
 
  private:
   bool has_log_number_ = false;
@@ -117,6 +128,7 @@ class VersionEdit {
   SequenceNumber last_sequence_ = 0;
   std::set<std::pair<int, uint64_t>> deleted_files_;
   std::vector<std::pair<int, std::shared_ptr<FileMetaData>>> new_files_;
+  std::vector<std::pair<uint64_t, uint64_t>> logs_;
 };
 
 }  // namespace bloomkv

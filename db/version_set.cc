@@ -87,6 +87,15 @@ Status VersionSet::Apply(const Version& base, const VersionEdit& edit,
   return Status::OK();
 }
 
+void VersionSet::RecordLogs(const VersionEdit& edit) {
+  for (const auto& [number, synced_size] : edit.logs()) {
+    uint64_t& recorded = recorded_logs_[number];
+    recorded = std::max(recorded, synced_size);
+  }
+  std::erase_if(recorded_logs_,
+                [this](const auto& log) { return log.first < log_number_; });
+}
+
 void VersionSet::Install(std::shared_ptr<Version> v) {
   versions_.remove_if([](const auto& w) { return w.expired(); });
   versions_.push_back(v);
@@ -156,6 +165,7 @@ Status VersionSet::Recover() {
       last_sequence_ = edit.last_sequence();
       have_seq = true;
     }
+    RecordLogs(edit);
   }
   if (!reporter.status.ok()) return reporter.status;
   if (!have_log || !have_next || !have_seq) {
@@ -212,6 +222,9 @@ Status VersionSet::WriteSnapshotManifest() {
   snapshot.SetLastSequence(last_sequence_);
   for (int level = 0; level < kNumLevels; level++) {
     for (const auto& f : current_->files_[level]) snapshot.AddFile(level, f);
+  }
+  for (const auto& [log, synced_size] : recorded_logs_) {
+    snapshot.AddLog(log, synced_size);
   }
   std::string record;
   snapshot.EncodeTo(&record);
@@ -270,6 +283,7 @@ Status VersionSet::LogAndApply(VersionEdit* edit,
     return s;
   }
   log_number_ = log_number;
+  RecordLogs(*edit);
   Install(std::move(v));
   return Status::OK();
 }

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <functional>
 #include <list>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -101,6 +102,16 @@ class VersionSet {
     if (next_file_number_ <= number) next_file_number_ = number + 1;
   }
   uint64_t log_number() const { return log_number_; }
+  // The logs the manifest records (VersionEdit::AddLog) not older than
+  // log_number(): number -> bytes known synced (0: none yet).
+  const std::map<uint64_t, uint64_t>& recorded_logs() const {
+    return recorded_logs_;
+  }
+  // Whether the manifest names log `number`: as the log number, or as a
+  // recorded log.
+  bool KnowsLog(uint64_t number) const {
+    return number == log_number_ || recorded_logs_.count(number) != 0;
+  }
   uint64_t manifest_number() const { return manifest_number_; }
   // Readers also load it without the mutex: it is stored (release) only
   // once the writes it covers are in the memtable.
@@ -121,6 +132,9 @@ class VersionSet {
   Status Apply(const Version& base, const VersionEdit& edit,
                std::shared_ptr<Version>* result) const;
   void Install(std::shared_ptr<Version> v);
+  // Takes in the logs edit records, then forgets those older than
+  // log_number_ (covered by segments).
+  void RecordLogs(const VersionEdit& edit);
   // A damaged last manifest record is forgiven as a torn append only if the
   // version before it is still whole: every segment opens and its log
   // exists. Otherwise the edit was durable and the damage hides it.
@@ -133,6 +147,7 @@ class VersionSet {
   uint64_t next_file_number_ = 2;
   uint64_t manifest_number_ = 0;
   uint64_t log_number_ = 0;
+  std::map<uint64_t, uint64_t> recorded_logs_;
   std::atomic<SequenceNumber> last_sequence_{0};
 
   std::unique_ptr<WritableFile> manifest_file_;

@@ -15,6 +15,7 @@
 #include "bloomkv/db.h"
 #include "bloomkv/write_batch.h"
 #include "db/filename.h"
+#include "db/log_reader.h"
 #include "tests/testutil/fault_env.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
@@ -243,6 +244,75 @@ TEST(DurabilityTest, TornEndOfAClosedLog) {
       EXPECT_EQ(0u, m.count("big1000"));
       // Unsynced: dropped with the torn end; synced: kept, past the damage.
       EXPECT_EQ(last_sync ? 1u : 0u, m.count("last"));
+    }
+  }
+}
+
+// A log the manifest knows to hold acknowledged synced writes, deleted or
+// cut short at a record boundary afterwards (a bad restore, an operator's
+// rm), is Corruption naming it at a paranoid Open, never a silent loss:
+// replay alone cannot tell such a log from one that ended there. Without
+// paranoid checks Open goes on with what is left, as the operator chose.
+TEST(DurabilityTest, LostOrShortenedLogIsCorruption) {
+  enum class Damage { kDeleteNewest, kEmptyClosed, kCutClosedAtARecord };
+  for (const Damage damage : {Damage::kDeleteNewest, Damage::kEmptyClosed,
+                              Damage::kCutClosedAtARecord}) {
+    for (const bool paranoid : {true, false}) {
+      SCOPED_TRACE("damage=" + std::to_string(static_cast<int>(damage)) +
+                   (paranoid ? ", paranoid" : ", not paranoid"));
+      test::TempDir dir;
+      test::FaultInjectionEnv env(Env::Default());
+      Options options = SmallMemtableOptions(&env);
+      options.paranoid_checks = paranoid;
+      // Two logs: the closed one ("first", "big*"), whose flush failed, and
+      // the newest, holding the synced "last".
+      ASSERT_NO_FATAL_FAILURE(WriteAcrossASwitch(&env, options, dir.path(),
+                                                 /*last_sync=*/true));
+      env.ResetState();
+      env.SetFilesystemActive(true);
+      const std::vector<std::string> logs = Logs(dir.path());
+      ASSERT_EQ(2u, logs.size());
+      std::string damaged;
+      switch (damage) {
+        case Damage::kDeleteNewest:
+          damaged = logs.back();
+          ASSERT_TRUE(Env::Default()->RemoveFile(damaged).ok());
+          break;
+        case Damage::kEmptyClosed:
+          damaged = logs.front();
+          std::filesystem::resize_file(damaged, 0);
+          break;
+        case Damage::kCutClosedAtARecord: {
+          // Drop the closed log's last record whole: what is left reads
+          // as a log that ended cleanly.
+          damaged = logs.front();
+          std::unique_ptr<SequentialFile> file;
+          ASSERT_TRUE(Env::Default()->NewSequentialFile(damaged, &file).ok());
+          log::Reader reader(file.get(), damaged, nullptr, true);
+          Slice record;
+          std::string scratch;
+          uint64_t last = 0;
+          while (reader.ReadRecord(&record, &scratch)) {
+            last = reader.LastRecordOffset();
+          }
+          ASSERT_GT(last, 0u);
+          std::filesystem::resize_file(damaged, last);
+          break;
+        }
+      }
+      std::unique_ptr<DB> db;
+      Status s = DB::Open(options, dir.path(), &db);
+      if (paranoid) {
+        ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+        const std::string name = damaged.substr(damaged.rfind('/') + 1);
+        EXPECT_NE(std::string::npos, s.ToString().find(name)) << s.ToString();
+        // Nothing was changed: the same Open fails the same way again.
+        EXPECT_EQ(s.ToString(), DB::Open(options, dir.path(), &db).ToString());
+        continue;
+      }
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      const Model m = ReadAll(db.get());
+      EXPECT_EQ(damage != Damage::kDeleteNewest, m.count("last") == 1);
     }
   }
 }

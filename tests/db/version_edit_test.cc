@@ -50,6 +50,22 @@ TEST(VersionEditTest, WorkedExampleBytes) {
       Hex(encoded));
 }
 
+// The log example in docs/manifest_format.md: a synced write, during a
+// flush, records log 15 and the 70,000 synced bytes of log 13 closed before.
+TEST(VersionEditTest, LogRecordBytes) {
+  VersionEdit edit;
+  edit.AddLog(13, 70000);
+  edit.AddLog(15, 0);
+  std::string encoded;
+  edit.EncodeTo(&encoded);
+  EXPECT_EQ("06 0d f0 a2 04 06 0f 00", Hex(encoded));
+  VersionEdit decoded;
+  ASSERT_TRUE(decoded.DecodeFrom(encoded).ok());
+  ASSERT_EQ(2u, decoded.logs().size());
+  EXPECT_EQ(std::make_pair(uint64_t{13}, uint64_t{70000}), decoded.logs()[0]);
+  EXPECT_EQ(std::make_pair(uint64_t{15}, uint64_t{0}), decoded.logs()[1]);
+}
+
 TEST(VersionEditTest, RoundTrip) {
   Random rnd(test::TestSeeds()[0]);
   for (int iter = 0; iter < 200; iter++) {
@@ -68,6 +84,9 @@ TEST(VersionEditTest, RoundTrip) {
                test::RandomBytes(&rnd, 1 + rnd.Uniform(20)),
                rnd.Uniform(1000)));
     }
+    for (uint64_t i = 0, n = rnd.Uniform(3); i < n; i++) {
+      edit.AddLog(rnd.Next64() >> 1, rnd.OneIn(2) ? 0 : rnd.Next64() >> 4);
+    }
     std::string a, b;
     edit.EncodeTo(&a);
     VersionEdit decoded;
@@ -84,6 +103,7 @@ TEST(VersionEditTest, EveryTruncationAndBadTagIsCorruption) {
   edit.SetLastSequence(1 << 20);
   edit.RemoveFile(2, 77);
   edit.AddFile(1, File(12, 4180, 100, "apple", 5, "zebra", 104));
+  edit.AddLog(301, 70000);
   std::string encoded;
   edit.EncodeTo(&encoded);
   // Every proper prefix that does not end on a field boundary is rejected;

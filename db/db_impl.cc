@@ -14,6 +14,7 @@
 #include "db/merging_iterator.h"
 #include "db/segment_output.h"
 #include "db/write_batch_internal.h"
+#include "util/file_limit.h"
 #include "util/hash.h"
 #include "util/logging.h"
 
@@ -340,6 +341,7 @@ Status DBImpl::Open() {
   }
   if (info_log_file_ != nullptr) info_log_file_->Start();  // lock held: ours
   LogOpening(info_log_, dbname_, options_, read_only_);
+  ReserveFileDescriptors();
 
   std::vector<std::string> children;
   s = env_->GetChildren(dbname_, &children);
@@ -442,6 +444,28 @@ Status DBImpl::Open() {
       log_number_, versions_->last_sequence(),
       FilesPerLevel(*versions_->current()).c_str());
   return Status::OK();
+}
+
+void DBImpl::ReserveFileDescriptors() const {
+  // Beyond the database's own max_open_files, for the application's
+  // descriptors (sockets, its own files).
+  constexpr int64_t kHeadroom = 256;
+  const int64_t wanted = options_.max_open_files + kHeadroom;
+  const FileLimit limit = RaiseOpenFileLimit(wanted);
+  if (limit.after > limit.before) {
+    Log(info_log_,
+        "Raised the open-file limit (RLIMIT_NOFILE) from %" PRId64
+        " to %" PRId64 " for max_open_files %d",
+        limit.before, limit.after, options_.max_open_files);
+  }
+  if (limit.after >= 0 && limit.after < wanted) {
+    Log(info_log_,
+        "WARNING: the open-file limit is %" PRId64 " (hard limit %" PRId64
+        "), below max_open_files %d + %" PRId64
+        ": opening segments may fail with \"Too many open files\"; lower "
+        "max_open_files or raise the hard limit",
+        limit.after, limit.hard, options_.max_open_files, kHeadroom);
+  }
 }
 
 Status DBImpl::OpenReadOnly(const std::vector<uint64_t>& live_logs) {

@@ -147,6 +147,11 @@ class DBImpl final : public DB {
   // Whether log `number` holds the mark PrepareSyncedWrite writes.
   Status LogHoldsSyncMark(uint64_t number, bool* marked);
   Status OpenReadOnly(const std::vector<uint64_t>& logs);
+  // Each segment the table cache holds open may take a file descriptor
+  // (pread): raises the process's soft descriptor limit to
+  // max_open_files plus room for the application where the hard limit
+  // allows, and logs what it did or could not do.
+  void ReserveFileDescriptors() const;
   // Loads a segment entering the database (TableCache::Load), or records
   // in f why it cannot.
   void OpenSegment(FileMetaData* f) const;

@@ -1,17 +1,16 @@
 // The POSIX Env: files through open/pread/mmap/write/fsync, locks through
 // fcntl.
 //
-// Random-access files are mapped into memory (PosixMmapFile) while the Env's
-// MmapLimiter allows, else read with pread (PosixRandomAccessFile). A mapped
-// read hands out a pointer into the mapping: no system call, no copy. The
-// mapping covers the file's size when it was opened, so reads past that size
-// come back short exactly as pread's do at the end of the file. What a
-// mapping cannot guard against is the file shrinking under it (another
-// process truncating it): touching a page past the new end raises SIGBUS.
-// Segment files are written once and only ever deleted (unlinking keeps the
-// mapped pages alive), so this needs someone else to damage the database
-// while it is open; EnvOptions::use_mmap_reads turns mapping off for such
-// environments.
+// Random-access files are read with pread (PosixRandomAccessFile), or, with
+// EnvOptions::use_mmap_reads, mapped into memory (PosixMmapFile) while the
+// Env's MmapLimiter allows. A mapped read hands out a pointer into the
+// mapping: no system call, no copy. The mapping covers the file's size when
+// it was opened, so reads past that size come back short exactly as pread's
+// do at the end of the file. What a mapping cannot guard against is the file
+// shrinking under it (another process truncating it): touching a page past
+// the new end raises SIGBUS and ends the process, where pread returns a
+// short read that the block reader reports as Corruption. That is why
+// mapping is off by default.
 //
 // Thread-safety: PosixEnv is thread-safe. PosixRandomAccessFile uses pread,
 // which has no shared file offset, and PosixMmapFile only reads its mapping,

@@ -2,9 +2,8 @@
 //
 // Tests and benchmarks wrap an Env (see EnvWrapper) to inject faults, drop
 // unsynced data or count every read that reaches a file. Env::Default() is a
-// POSIX implementation that maps random-access files into memory (mmap) and
-// falls back to pread(2) beyond a bound; NewPosixEnv makes one with other
-// EnvOptions, e.g. without mapped reads.
+// POSIX implementation that reads random-access files with pread(2);
+// NewPosixEnv makes one with other EnvOptions, e.g. with memory-mapped reads.
 //
 // Thread-safety: Env methods are thread-safe. A RandomAccessFile may be read
 // by many threads at once, and so may a Logger. SequentialFile and
@@ -106,12 +105,15 @@ struct EnvOptions {
   // while fewer than max_mmap_files are mapped, so that a block read is a
   // memory access instead of a pread(2) system call and a copy. Their reads
   // then return data the file owns (RandomAccessFile::Read). A file's size
-  // is taken when it is opened: bytes appended later are not read, and a
-  // file truncated while mapped makes reads of the lost pages fault
-  // (SIGBUS). bloomkv never changes a segment file once written; turn this
-  // off if another process may truncate them. Default: true on 64-bit
-  // systems, false elsewhere (address space is scarce).
-  bool use_mmap_reads = sizeof(void*) >= 8;
+  // is taken when it is opened: bytes appended later are not read. A file
+  // cut short while mapped (by another process: a backup or restore tool)
+  // makes a read of the lost pages end the whole process with SIGBUS, where
+  // pread answers that read with Corruption; turn this on only where
+  // nothing else writes the database's files. Default: false, so that
+  // damage done from outside fails the reads it affects, never the process.
+  // With pread each open segment holds a file descriptor (see
+  // Options::max_open_files).
+  bool use_mmap_reads = false;
 
   // Files mapped at once by this Env; beyond it files are read with
   // pread(2) (each mapped file also keeps no file descriptor open).

@@ -115,8 +115,10 @@ struct Options {
   // stays in memory whether its file is open or not, so lookups of absent
   // keys never open a file. Raise it toward the number of segments that
   // lookups of present keys touch when they reopen files often (see
-  // GetProperty("bloomkv.resource-usage")); lower it under a tight
-  // descriptor limit (ulimit -n). Default: 1000. Minimum: 20.
+  // GetProperty("bloomkv.resource-usage")). DB::Open raises the process's
+  // soft descriptor limit (RLIMIT_NOFILE, ulimit -n) to max_open_files + 256
+  // where the hard limit allows, and says so in the info log; lower this
+  // under a hard limit below that. Default: 1000. Minimum: 20.
   int max_open_files = 1000;
 
   // Verify more aggressively: every block read is checksummed, and on Open a

@@ -5,6 +5,9 @@
 // cache far smaller than the data.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <random>
@@ -106,6 +109,68 @@ TEST_P(DBMmapTest, EveryKeyReadsBack) {
     Open();
     CheckAll(model, deleted);
   }
+}
+
+// What a database opened with the default options does when an outside tool
+// (a backup, a bad restore) cuts one of its segment files while it runs.
+// Exit codes of the child that reads it; 0 when every read either answered
+// exactly what was stored or failed with Corruption naming the file.
+enum CutSegmentOutcome {
+  kCutOk = 0,
+  kCutSetupFailed = 10,
+  kCutWrongAnswer = 11,
+  kCutUnclearError = 12,
+  kCutNothingFailed = 13,
+};
+
+int ReadACutSegment(const std::string& dir) {
+  Options options;
+  options.create_if_missing = true;
+  std::unique_ptr<DB> db;
+  if (!DB::Open(options, dir, &db).ok()) return kCutSetupFailed;
+  std::map<std::string, std::string> model;
+  for (int i = 0; i < 2000; i++) {
+    char key[16];
+    std::snprintf(key, sizeof(key), "k%05d", i);
+    model[key] = std::string(200, static_cast<char>('a' + i % 26));
+    if (!db->Put(WriteOptions(), key, model[key]).ok()) return kCutSetupFailed;
+  }
+  if (!db->Flush().ok()) return kCutSetupFailed;
+  const std::vector<SegmentInfo> segments = db->GetSegmentInfo();
+  if (segments.size() != 1) return kCutSetupFailed;
+  const std::string file = segments[0].file_name;
+  std::filesystem::resize_file(file, std::filesystem::file_size(file) / 2);
+  const std::string name = file.substr(file.rfind('/') + 1);
+  int failed = 0;
+  for (const auto& [key, want] : model) {
+    std::string value;
+    const Status s = db->Get(ReadOptions(), key, &value);
+    if (s.ok() && value != want) return kCutWrongAnswer;
+    if (s.ok()) continue;
+    if (!s.IsCorruption() || s.ToString().find(name) == std::string::npos) {
+      return kCutUnclearError;
+    }
+    failed++;
+  }
+  std::unique_ptr<Iterator> it = db->NewIterator(ReadOptions());
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    if (model[it->key().ToString()] != it->value().ToString()) {
+      return kCutWrongAnswer;
+    }
+  }
+  if (!it->status().IsCorruption()) return kCutUnclearError;
+  return failed > 0 ? kCutOk : kCutNothingFailed;
+}
+
+// A segment cut short under a live database fails the reads that need its
+// lost part with Corruption; it never ends the process (a mapped file cut
+// under its mapping would: SIGBUS). Run in a child so that a crash fails
+// this test, not the suite.
+TEST(DBCutSegmentTest, DefaultOptionsFailTheReadsNotTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  test::TempDir dir;
+  EXPECT_EXIT(std::exit(ReadACutSegment(dir.path())),
+              testing::ExitedWithCode(kCutOk), "");
 }
 
 }  // namespace

@@ -555,6 +555,48 @@ TEST(DBTableCacheTest, WorksUnderADescriptorLimitBelowTheSegmentCount) {
   EXPECT_EQ(0, WEXITSTATUS(status)) << "the child's error is printed above";
 }
 
+// The child of the limit-raising test: 0 when DB::Open raised a soft
+// descriptor limit below max_open_files to make room for its segments.
+int OpenUnderALowSoftDescriptorLimit(const std::string& path) {
+  rlimit limit;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 2;
+  if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < 2000) {
+    std::fprintf(stderr, "hard limit %ju: too low to test raising\n",
+                 static_cast<uintmax_t>(limit.rlim_max));
+    return 3;
+  }
+  limit.rlim_cur = 128;
+  if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return 2;
+  Options options;
+  options.create_if_missing = true;
+  options.max_open_files = 1000;
+  std::unique_ptr<DB> db;
+  if (!DB::Open(options, path, &db).ok()) return 4;
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 2;
+  if (limit.rlim_cur < 1000) {
+    std::fprintf(stderr, "soft limit still %ju\n",
+                 static_cast<uintmax_t>(limit.rlim_cur));
+    return 1;
+  }
+  return 0;
+}
+
+// Each open segment holds a descriptor (pread): Open raises a soft limit
+// that would not hold max_open_files of them, as far as the hard limit goes.
+TEST(DBTableCacheTest, OpenRaisesASoftDescriptorLimitBelowMaxOpenFiles) {
+  test::TempDir dir("fdraise");
+  std::fflush(stdout);
+  std::fflush(stderr);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) _exit(OpenUnderALowSoftDescriptorLimit(dir.path()));
+  int status = 0;
+  ASSERT_EQ(pid, waitpid(pid, &status, 0));
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 3) GTEST_SKIP() << "hard limit below 2000";
+  EXPECT_EQ(0, WEXITSTATUS(status)) << "the child's error is printed above";
+}
+
 TEST(DBTableCacheTest, LookupsTheFilterRulesOutOpenNoFile) {
   test::TempDir dir("tablecache");
   OpenSegmentsEnv env(Env::Default());

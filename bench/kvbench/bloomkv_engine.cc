@@ -31,7 +31,11 @@ std::string FormatBits(double bits) {
 class BloomkvEngine : public Engine {
  public:
   explicit BloomkvEngine(const EngineOptions& options)
-      : options_(options), env_(Env::Default()) {}
+      : options_(options),
+        posix_env_(MakePosixEnv(options)),
+        env_(posix_env_ != nullptr ? posix_env_.get() : Env::Default()) {
+    write_options_.sync = options.sync_writes;
+  }
 
   Status Open(const std::string& path) {
     Options o;
@@ -72,6 +76,10 @@ class BloomkvEngine : public Engine {
            std::to_string(options_.block_cache_bytes >> 20) +
            " MiB, compression " + compression_ +
            ", 4 KiB blocks, leveled compaction" +
+           (options_.mmap_reads < 0   ? ""
+            : options_.mmap_reads > 0 ? ", mmap reads"
+                                      : ", pread reads") +
+           (options_.sync_writes ? ", synced writes" : "") +
            (options_.max_open_files <= 0 ? ""
             : max_open_files_applied_
                 ? ", max_open_files " + std::to_string(options_.max_open_files)
@@ -79,16 +87,16 @@ class BloomkvEngine : public Engine {
   }
 
   Status Put(const Slice& key, const Slice& value) override {
-    return db_->Put(WriteOptions(), key, value);
+    return db_->Put(write_options_, key, value);
   }
   Status PutBatch(
       const std::vector<std::pair<std::string, std::string>>& pairs) override {
     WriteBatch batch;
     for (const auto& [k, v] : pairs) batch.Put(k, v);
-    return db_->Write(WriteOptions(), &batch);
+    return db_->Write(write_options_, &batch);
   }
   Status Delete(const Slice& key) override {
-    return db_->Delete(WriteOptions(), key);
+    return db_->Delete(write_options_, key);
   }
   Status Get(const Slice& key, std::string* value, bool* found) override {
     Status s = db_->Get(ReadOptions(), key, value);
@@ -182,7 +190,17 @@ class BloomkvEngine : public Engine {
   }
 
  private:
+  // A POSIX Env of its own when --mmap_reads chose how segments are read.
+  static std::unique_ptr<Env> MakePosixEnv(const EngineOptions& options) {
+    if (options.mmap_reads < 0) return nullptr;
+    EnvOptions eo;
+    eo.use_mmap_reads = options.mmap_reads > 0;
+    return NewPosixEnv(eo);
+  }
+
   const EngineOptions options_;
+  WriteOptions write_options_;
+  std::unique_ptr<Env> posix_env_;  // null: Env::Default()
   CountingEnv env_;  // outlives db_ (declared first, destroyed last)
   std::string compression_;
   bool max_open_files_applied_ = false;

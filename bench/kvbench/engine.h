@@ -35,6 +35,11 @@ struct EngineOptions {
   size_t write_buffer_bytes = 4 << 20;
   // Table files an engine keeps open at once; 0: the engine's default.
   int max_open_files = 0;
+  // Every write synced to its log before it returns (WriteOptions::sync).
+  bool sync_writes = false;
+  // bloomkv only: read segment files through memory mappings (1), with
+  // pread (0), or as the engine's default Env does (-1).
+  int mmap_reads = -1;
 };
 
 // Monotonic counters since Open.

@@ -50,6 +50,8 @@ struct Flags {
   bool warmup = false;
   std::string settle = "background";
   int max_open_files = 0;
+  bool sync = false;
+  std::string mmap_reads = "default";
   uint64_t writes = 0;
   uint64_t deletes = 0;
   uint64_t scans = 10000;
@@ -109,6 +111,10 @@ EngineOptions MakeEngineOptions(const Flags& flags, double bits_per_key) {
   eo.block_cache_bytes = flags.cache_mb << 20;
   eo.write_buffer_bytes = flags.write_buffer_mb << 20;
   eo.max_open_files = flags.max_open_files;
+  eo.sync_writes = flags.sync;
+  eo.mmap_reads = flags.mmap_reads == "default" ? -1
+                  : flags.mmap_reads == "on"    ? 1
+                                                : 0;
   return eo;
 }
 
@@ -381,6 +387,12 @@ int Main(int argc, char** argv) {
   app.add_option("--max_open_files", flags.max_open_files,
                  "table files each engine keeps open (0: its default)")
       ->check(CLI::Range(0, 1 << 20));
+  app.add_flag("--sync", flags.sync,
+               "every write synced to the engine's log before it returns");
+  app.add_option("--mmap_reads", flags.mmap_reads,
+                 "bloomkv: read segments through mappings (on), with pread "
+                 "(off), or as its default Env does (default)")
+      ->check(CLI::IsMember({"default", "on", "off"}));
   app.add_option("--writes", flags.writes, "overwrites (0: --num)");
   app.add_option("--deletes", flags.deletes, "deletes (0: --num / 10)");
   app.add_option("--scans", flags.scans, "range scans");
@@ -512,6 +524,8 @@ int Main(int argc, char** argv) {
                    {"warmup", flags.warmup ? "1" : "0"},
                    {"settle", flags.settle},
                    {"max_open_files", std::to_string(flags.max_open_files)},
+                   {"sync", flags.sync ? "true" : "false"},
+                   {"mmap_reads", flags.mmap_reads},
                    {"threads", JoinInts(flags.threads)},
                    {"bits_per_key", std::to_string(flags.bits_per_key)},
                    {"filter", flags.compare ? "compare" : flags.filter},

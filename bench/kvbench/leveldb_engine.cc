@@ -108,7 +108,9 @@ class CountingLevelDbEnv : public leveldb::EnvWrapper {
 
 class LevelDbEngine : public Engine {
  public:
-  explicit LevelDbEngine(const EngineOptions& options) : options_(options) {}
+  explicit LevelDbEngine(const EngineOptions& options) : options_(options) {
+    write_options_.sync = options.sync_writes;
+  }
   ~LevelDbEngine() override {
     db_.reset();  // before the cache, filter policy and Env it uses
   }
@@ -148,16 +150,16 @@ class LevelDbEngine : public Engine {
   }
 
   Status Put(const Slice& key, const Slice& value) override {
-    return FromLevelDb(db_->Put(leveldb::WriteOptions(), L(key), L(value)));
+    return FromLevelDb(db_->Put(write_options_, L(key), L(value)));
   }
   Status PutBatch(
       const std::vector<std::pair<std::string, std::string>>& pairs) override {
     leveldb::WriteBatch batch;
     for (const auto& [k, v] : pairs) batch.Put(k, v);
-    return FromLevelDb(db_->Write(leveldb::WriteOptions(), &batch));
+    return FromLevelDb(db_->Write(write_options_, &batch));
   }
   Status Delete(const Slice& key) override {
-    return FromLevelDb(db_->Delete(leveldb::WriteOptions(), L(key)));
+    return FromLevelDb(db_->Delete(write_options_, L(key)));
   }
   Status Get(const Slice& key, std::string* value, bool* found) override {
     leveldb::Status s = db_->Get(leveldb::ReadOptions(), L(key), value);
@@ -255,6 +257,7 @@ class LevelDbEngine : public Engine {
   }
 
   const EngineOptions options_;
+  leveldb::WriteOptions write_options_;
   CountingLevelDbEnv env_;
   int bits_ = 0;
   std::unique_ptr<const leveldb::FilterPolicy> filter_;

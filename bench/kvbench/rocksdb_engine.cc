@@ -172,7 +172,9 @@ class CountingFileSystem : public rocksdb::FileSystemWrapper {
 
 class RocksDbEngine : public Engine {
  public:
-  explicit RocksDbEngine(const EngineOptions& options) : options_(options) {}
+  explicit RocksDbEngine(const EngineOptions& options) : options_(options) {
+    write_options_.sync = options.sync_writes;
+  }
   ~RocksDbEngine() override {
     db_.reset();  // before the Env it uses
   }
@@ -224,7 +226,7 @@ class RocksDbEngine : public Engine {
   }
 
   Status Put(const Slice& key, const Slice& value) override {
-    return FromRocksDb(db_->Put(rocksdb::WriteOptions(), R(key), R(value)));
+    return FromRocksDb(db_->Put(write_options_, R(key), R(value)));
   }
   Status PutBatch(
       const std::vector<std::pair<std::string, std::string>>& pairs) override {
@@ -233,10 +235,10 @@ class RocksDbEngine : public Engine {
       rocksdb::Status s = batch.Put(k, v);
       if (!s.ok()) return FromRocksDb(s);
     }
-    return FromRocksDb(db_->Write(rocksdb::WriteOptions(), &batch));
+    return FromRocksDb(db_->Write(write_options_, &batch));
   }
   Status Delete(const Slice& key) override {
-    return FromRocksDb(db_->Delete(rocksdb::WriteOptions(), R(key)));
+    return FromRocksDb(db_->Delete(write_options_, R(key)));
   }
   Status Get(const Slice& key, std::string* value, bool* found) override {
     rocksdb::Status s = db_->Get(rocksdb::ReadOptions(), R(key), value);
@@ -341,6 +343,7 @@ class RocksDbEngine : public Engine {
   }
 
   const EngineOptions options_;
+  rocksdb::WriteOptions write_options_;
   IoCounters io_;
   std::string compression_;
   std::shared_ptr<rocksdb::FileSystem> fs_;

@@ -92,6 +92,23 @@ int WaitExit(pid_t pid) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+// WaitExit for a command that should end by itself: one still running after
+// `limit` (a server that started when it should have refused to) is killed,
+// and its status is -1.
+int WaitExitWithin(pid_t pid, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return -1;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
 class ShortlinkdConfigTest : public testing::Test {
  protected:
   void SetUp() override {
@@ -105,14 +122,15 @@ class ShortlinkdConfigTest : public testing::Test {
     }
   }
 
-  // Runs a command to its end; returns its exit status, output in *out.
+  // Runs a command to its end; returns its exit status (-1 if it was still
+  // running after 10 s), output in *out.
   int Run(const std::vector<std::string>& args,
           const std::vector<std::string>& env, std::string* out,
           const std::string& stdin_text = "") {
     std::ofstream(dir_.File("stdin")) << stdin_text;
     const pid_t pid =
         Spawn(args, env, dir_.File("run.out"), dir_.File("stdin"));
-    const int status = WaitExit(pid);
+    const int status = WaitExitWithin(pid, std::chrono::seconds(10));
     *out = ReadFile(dir_.File("run.out"));
     return status;
   }
@@ -239,6 +257,9 @@ TEST_F(ShortlinkdConfigTest, BadConfigurationExitsWithOneLine) {
        "unknown section [server]"},
       {{"--config", dir_.File("value.toml")}, {}, "threads"},
       {{"--config", dir_.File("missing.toml")}, {}, "missing.toml"},
+      // A directory opens like a file but reads nothing: it must not pass
+      // for an empty config.
+      {{"--config", dir_.path()}, {}, "Is a directory"},
       {{"--api-keys-file", dir_.File("keys")}, {}, "keys:2: "},
       {{}, {"SHORTLINKD_RATE_LIMIT_IP=ten/s"}, "--rate-limit-ip"},
       {{"--access-log", dir_.File("no/dir/log")}, {}, "no/dir/log"},

@@ -1,8 +1,14 @@
 // Flags from the environment and a config file; see config.h.
 #include "tools/shortlinkd/config.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cctype>
+#include <cerrno>
+#include <cstring>
 #include <exception>
+#include <sstream>
 #include <vector>
 
 namespace shortlink {
@@ -24,14 +30,46 @@ void AddEnvironmentNames(CLI::App* app) {
   }
 }
 
+namespace {
+
+// The whole file at `path`, or false with *error saying why not. The file
+// is read here rather than by CLI11's from_file, which opens a directory
+// without complaint and then reads it as an empty config.
+bool ReadWholeFile(const std::string& path, std::string* contents,
+                   std::string* error) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *error = std::strerror(errno);
+    return false;
+  }
+  char buf[4096];
+  ssize_t n;
+  while ((n = read(fd, buf, sizeof(buf))) != 0) {
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      *error = std::strerror(errno);  // a directory: "Is a directory"
+      close(fd);
+      return false;
+    }
+    contents->append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return true;
+}
+
+}  // namespace
+
 Status ApplyConfigFile(CLI::App* app, const std::string& path) {
   auto fail = [&path](const std::string& what) {
     return Status::InvalidArgument("config file " + path + ": " + what);
   };
+  std::string contents, error;
+  if (!ReadWholeFile(path, &contents, &error)) return fail(error);
   std::vector<CLI::ConfigItem> items;
   CLI::ConfigTOML format;
   try {
-    items = format.from_file(path);
+    std::istringstream input(contents);
+    items = format.from_config(input);
   } catch (const std::exception& e) {
     return fail(e.what());
   }

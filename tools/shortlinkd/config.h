@@ -37,8 +37,9 @@ std::string EnvironmentName(const std::string& long_name);
 void AddEnvironmentNames(CLI::App* app);
 
 // Sets the options that are still unset after app->parse from the file at
-// `path`. An unreadable file, an unknown key or section, or a value its
-// option refuses is InvalidArgument with a one-line message.
+// `path`. A file that cannot be read (missing, a directory, no permission),
+// an unknown key or section, or a value its option refuses is
+// InvalidArgument with a one-line message.
 [[nodiscard]] bloomkv::Status ApplyConfigFile(CLI::App* app,
                                               const std::string& path);
 

@@ -888,6 +888,25 @@ TEST_F(ShortlinkdTest, AmbiguousFramingIs400AndCloses) {
   EXPECT_EQ(0, Metrics().at("shortlinkd_links_created_total"));
 }
 
+// A chunk line ending in a bare LF is refused as soon as the LF arrives,
+// like a header line: a client that then sends nothing more does not hold
+// the connection until the read timeout (here a minute).
+TEST_F(ShortlinkdTest, BareLfInAChunkLineIs400AtOnce) {
+  StartServer({"--read-timeout-ms", "60000"});
+  for (const std::string chunks :
+       {"3\n", "3\nabc", "3\r\nabc\n", "0\n", "0\r\nT: v\n"}) {
+    SCOPED_TRACE(chunks);
+    RawConn conn(server_->port());
+    ASSERT_TRUE(conn.Send(std::string(kPostHead) +
+                          "Transfer-Encoding: chunked\r\n\r\n" + chunks));
+    auto res = conn.Read(Ms(2000));
+    ASSERT_TRUE(res) << "no answer within 2 s";
+    EXPECT_EQ(400, res->status) << res->body;
+    EXPECT_TRUE(conn.ClosedWithin());
+  }
+  EXPECT_EQ(0, Metrics().at("shortlinkd_links_created_total"));
+}
+
 // Several requests in one stream are all answered, in order, however the
 // stream is cut into writes (seeded random cuts).
 TEST_F(ShortlinkdTest, PipelinedRequestsAreAnsweredInOrder) {

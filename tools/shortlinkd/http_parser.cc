@@ -198,19 +198,26 @@ HttpRequestParser::Result HttpRequestParser::ParseChunks(const std::string& in,
                                                          HttpRequest* req) {
   for (;;) {
     if (chunk_ == Chunk::kData) {
-      if (in.size() < body_pos_ + chunk_left_ + 2) return Result::kNeedMore;
+      // The data is followed by CRLF; anything else there is refused as
+      // soon as it arrives.
+      const size_t end = body_pos_ + chunk_left_;
+      if (in.size() > end && in[end] != '\r') return Fail(400);
+      if (in.size() > end + 1 && in[end + 1] != '\n') return Fail(400);
+      if (in.size() < end + 2) return Result::kNeedMore;
       req->body.append(in, body_pos_, chunk_left_);
-      body_pos_ += chunk_left_;
-      if (in.compare(body_pos_, 2, "\r\n") != 0) return Fail(400);
-      body_pos_ += 2;
+      body_pos_ = end + 2;
       chunk_ = Chunk::kSize;
       continue;
     }
-    const size_t eol = in.find("\r\n", body_pos_);
-    if (eol == std::string::npos) {
+    // A line ends at its first LF, which must follow a CR: a bare LF is
+    // refused when it arrives, not after waiting for a CRLF.
+    const size_t lf = in.find('\n', body_pos_);
+    if (lf == std::string::npos) {
       return in.size() - body_pos_ > kMaxChunkLineBytes ? Fail(400)
                                                         : Result::kNeedMore;
     }
+    if (lf == body_pos_ || in[lf - 1] != '\r') return Fail(400);
+    const size_t eol = lf - 1;
     const std::string_view line(in.data() + body_pos_, eol - body_pos_);
     if (line.size() > kMaxChunkLineBytes) return Fail(400);
     body_pos_ = eol + 2;

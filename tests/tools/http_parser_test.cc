@@ -114,6 +114,19 @@ std::vector<Case> Cases() {
        {"abcde"}},
       {"same length twice", Post("Content-Length: 2, 2\r\n", "ab"), 0, {"ab"}},
       {"http/1.0", "GET / HTTP/1.0\r\n\r\n", 0, {""}},
+      // RFC 9112 section 3.2: exactly one Host in HTTP/1.1, a valid one.
+      {"host in any case, with a port",
+       "GET / HTTP/1.1\r\nhost: [::1]:8080\r\n\r\n",
+       0,
+       {""}},
+      {"no host in http/1.1", "GET /abc HTTP/1.1\r\n\r\n", 400, {}},
+      {"two hosts", "GET / HTTP/1.1\r\nHost: h\r\nHost: h\r\n\r\n", 400, {}},
+      {"two hosts in http/1.0",
+       "GET / HTTP/1.0\r\nHost: h\r\nHost: i\r\n\r\n",
+       400,
+       {}},
+      {"host with a space", "GET / HTTP/1.1\r\nHost: a b\r\n\r\n", 400, {}},
+      {"host with a path", "GET / HTTP/1.1\r\nHost: a/b\r\n\r\n", 400, {}},
       {"differing lengths",
        Post("Content-Length: 2\r\nContent-Length: 3\r\n", "abc"),
        400,
@@ -232,8 +245,8 @@ TEST(HttpParserTest, KeepAliveAndHeadFollowTheRequest) {
     bool keep_alive;
   };
   const std::vector<KeepAliveCase> cases = {
-      {"GET / HTTP/1.1\r\n", true},
-      {"GET / HTTP/1.1\r\nConnection: close\r\n", false},
+      {"GET / HTTP/1.1\r\nHost: h\r\n", true},
+      {"GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n", false},
       {"GET / HTTP/1.0\r\n", false},
       {"GET / HTTP/1.0\r\nConnection: x, Keep-Alive\r\n", true},
   };
@@ -247,7 +260,7 @@ TEST(HttpParserTest, KeepAliveAndHeadFollowTheRequest) {
     EXPECT_FALSE(parser.head_method());
   }
   HttpRequestParser parser({});
-  std::string in = "HEAD / HTTP/1.1\r\n\r\n";
+  std::string in = "HEAD / HTTP/1.1\r\nHost: h\r\n\r\n";
   HttpRequest req;
   ASSERT_EQ(Result::kComplete, parser.Parse(&in, &req));
   EXPECT_TRUE(parser.head_method());
@@ -255,11 +268,13 @@ TEST(HttpParserTest, KeepAliveAndHeadFollowTheRequest) {
 
 TEST(HttpParserTest, ContinueIsRequestedOnlyBeforeAnyBodyByte) {
   const std::string head =
-      "POST / HTTP/1.1\r\nExpect: 100-continue\r\nContent-Length: 2\r\n\r\n";
+      "POST / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n"
+      "Content-Length: 2\r\n\r\n";
   EXPECT_TRUE(ParsePieces({head, "ab"}).continue_asked);
   EXPECT_FALSE(ParseWhole(head + "ab").continue_asked);  // body already here
-  EXPECT_FALSE(ParseWhole("GET / HTTP/1.1\r\nExpect: 100-continue\r\n\r\n")
-                   .continue_asked);  // no body to wait for
+  EXPECT_FALSE(
+      ParseWhole("GET / HTTP/1.1\r\nHost: h\r\nExpect: 100-continue\r\n\r\n")
+          .continue_asked);  // no body to wait for
   EXPECT_FALSE(ParsePieces({"POST / HTTP/1.0\r\nExpect: 100-continue\r\n"
                             "Content-Length: 2\r\n\r\n",
                             "ab"})
@@ -273,8 +288,8 @@ TEST(HttpParserTest, BufferStopsGrowingAtTheCapWhateverTheFraming) {
   std::string chunks;
   for (int i = 0; i < 64; i++) chunks += "1\r\na\r\n";
   const std::string bytes =
-      "POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n" + chunks +
-      "0\r\n\r\n";
+      "POST / HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n" +
+      chunks + "0\r\n\r\n";
   ASSERT_GT(bytes.size(), HttpRequestParser(limits).max_buffered_bytes());
   // Delivered at once the request is complete and within the limits...
   const Outcome whole = ParseWhole(bytes, limits);

@@ -56,6 +56,9 @@ class AdmissionTest : public testing::Test {
     req.path = std::move(path);
     req.remote_addr = std::move(addr);
     req.body = std::move(body);
+    if (!req.body.empty()) {
+      req.headers.emplace_back("Content-Type", "application/json");
+    }
     if (!bearer.empty()) req.headers.emplace_back("Authorization", bearer);
     HttpResponse res;
     service_->Handle(req, &res);
@@ -120,6 +123,15 @@ TEST_F(AdmissionTest, WithKeysCreationNeedsAValidKeyOrTheAdminToken) {
   EXPECT_EQ(201, Create(kKeyA).status);
   EXPECT_EQ(201, Create(kKeyB).status);
   EXPECT_EQ(201, Create(kAdminToken).status);
+  // The scheme's name is case-insensitive (RFC 7235 section 2.1).
+  for (const std::string scheme : {"bearer ", "BEARER "}) {
+    EXPECT_EQ(
+        201,
+        Send("POST", "/api/links", scheme + kKeyA, "10.0.0.1",
+             json{{"url", "https://example.com/" + scheme.substr(0, 6)}}.dump())
+            .status)
+        << scheme;
+  }
   // Reading links and redirecting need no key.
   const HttpResponse created = Create(kKeyA);
   const std::string code = json::parse(created.body)["code"];

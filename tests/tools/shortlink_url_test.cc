@@ -328,11 +328,31 @@ TEST(ServiceTest, BearerTokenCheck) {
   EXPECT_FALSE(CheckBearerToken("Bearer s3cre", "s3cret"));
   EXPECT_FALSE(CheckBearerToken("Bearer s3cret2", "s3cret"));
   EXPECT_FALSE(CheckBearerToken("Bearer S3cret", "s3cret"));
-  EXPECT_FALSE(CheckBearerToken("bearer s3cret", "s3cret"));
+  // The scheme in any case (RFC 7235 section 2.1), then one or more spaces.
+  EXPECT_TRUE(CheckBearerToken("bearer s3cret", "s3cret"));
+  EXPECT_TRUE(CheckBearerToken("BEARER s3cret", "s3cret"));
+  EXPECT_TRUE(CheckBearerToken("Bearer  s3cret", "s3cret"));
+  EXPECT_FALSE(CheckBearerToken("Bearers3cret", "s3cret"));
+  EXPECT_FALSE(CheckBearerToken("Basic s3cret", "s3cret"));
   EXPECT_FALSE(CheckBearerToken("s3cret", "s3cret"));
   EXPECT_FALSE(CheckBearerToken("", "s3cret"));
   EXPECT_FALSE(CheckBearerToken("Bearer ", ""));
   EXPECT_FALSE(CheckBearerToken("", ""));
+}
+
+TEST(ServiceTest, JsonContentTypeIsTheMediaTypeInAnyCaseWithParameters) {
+  for (const char* type :
+       {"application/json", "Application/JSON", "application/json;",
+        "application/json; charset=utf-8", "application/json ;charset=UTF-8"}) {
+    EXPECT_TRUE(IsJsonContentType(type)) << type;
+  }
+  for (const char* type :
+       {"", "text/plain", "application/x-www-form-urlencoded",
+        "multipart/form-data; boundary=x", "application/jsonx",
+        "application/json-seq", "text/json", "application/ json",
+        "x; application/json"}) {
+    EXPECT_FALSE(IsJsonContentType(type)) << type;
+  }
 }
 
 }  // namespace

@@ -112,8 +112,8 @@ TEST_F(WebTest, AssetsAreServedWithTheirTypesAndHeaders) {
   for (const WebAsset& a : WebAssets()) etags.insert(a.etag);
   EXPECT_EQ(WebAssets().size(), etags.size());
   // Other methods are not served.
-  EXPECT_EQ(404, Send("POST", "/").status);
-  EXPECT_EQ(404, Send("DELETE", "/app.js").status);
+  EXPECT_EQ(405, Send("POST", "/").status);
+  EXPECT_EQ(405, Send("DELETE", "/app.js").status);
 }
 
 TEST_F(WebTest, MatchingIfNoneMatchIs304WithoutBody) {
@@ -199,7 +199,7 @@ TEST_F(WebTest, AssetNamesCanNeverBeAliases) {
     const std::string alias(asset.path.substr(1));
     SCOPED_TRACE(alias);
     const HttpResponse res =
-        Send("POST", "/api/links", {},
+        Send("POST", "/api/links", {{"Content-Type", "application/json"}},
              json{{"url", "https://example.com/"}, {"alias", alias}}.dump());
     EXPECT_EQ(400, res.status) << res.body;
     EXPECT_EQ(200, Send("GET", std::string(asset.path)).status);
@@ -329,7 +329,9 @@ std::string ListedRoute(std::string_view method, const std::string& path) {
 
 // A route added to Service::Route without its entry in ServiceRoutes() (and
 // so in the document) fails here: every request is sent with every method,
-// and all but the listed ones must fall through to the final "not found".
+// and all but the listed ones must fall through to the final "not found",
+// or to 405 with the listed methods of the path in Allow, or (a method no
+// listed route has) to 501.
 TEST_F(WebTest, EveryAnsweredRequestIsAListedRoute) {
   // The routes' and the document's paths, and paths a new route might take.
   std::set<std::string> templates = {
@@ -370,7 +372,8 @@ TEST_F(WebTest, EveryAnsweredRequestIsAListedRoute) {
       for (bool authorized : {false, true}) {
         SCOPED_TRACE(method + " " + path +
                      (authorized ? " with the admin token" : ""));
-        std::vector<std::pair<std::string, std::string>> headers;
+        std::vector<std::pair<std::string, std::string>> headers = {
+            {"Content-Type", "application/json"}};
         if (authorized) {
           headers.emplace_back("Authorization",
                                std::string("Bearer ") + kToken);
@@ -381,6 +384,23 @@ TEST_F(WebTest, EveryAnsweredRequestIsAListedRoute) {
             res.status == 404 && json::parse(res.body, nullptr, false) ==
                                      json{{"error", "not found"}};
         if (fell_through) continue;
+        if (res.status == 501) {
+          for (const RouteSpec& r : ServiceRoutes()) {
+            EXPECT_NE(r.method, method == "HEAD" ? "GET" : method)
+                << "501 for a method of a listed route";
+          }
+          continue;
+        }
+        if (res.status == 405) {
+          EXPECT_EQ("", ListedRoute(method, path)) << res.body;
+          std::string allow;
+          for (const char* m : {"GET", "HEAD", "POST", "PATCH", "DELETE"}) {
+            if (ListedRoute(m, path).empty()) continue;
+            allow += (allow.empty() ? "" : ", ") + std::string(m);
+          }
+          EXPECT_EQ(allow, Header(res, "Allow"));
+          continue;
+        }
         answered++;
         const std::string route = ListedRoute(method, path);
         EXPECT_NE("", route) << "answered " << res.status << " " << res.body

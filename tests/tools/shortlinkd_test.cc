@@ -427,6 +427,31 @@ TEST_F(ShortlinkdTest, DeleteNeedsTheAdminToken) {
   EXPECT_NE(code, BodyJson(res)["code"]);
 }
 
+// RFC 7235 section 2.1: the auth scheme's name is case-insensitive.
+TEST_F(ShortlinkdTest, BearerSchemeIsCaseInsensitive) {
+  StartServer();
+  auto cli = server_->Client();
+  for (const std::string scheme : {"bearer", "BEARER", "bEaReR"}) {
+    SCOPED_TRACE(scheme);
+    const std::string auth = scheme + " " + kToken;
+    const std::string code =
+        BodyJson(Create({{"url", "https://" + scheme + ".example/"}}))["code"];
+    auto res = cli.Get("/api/links", {{"Authorization", auth}});
+    ASSERT_TRUE(res);
+    EXPECT_EQ(200, res->status) << res->body;
+    res = cli.Delete("/api/links/" + code, {{"Authorization", auth}});
+    ASSERT_TRUE(res);
+    EXPECT_EQ(204, res->status) << res->body;
+  }
+  // Still a different scheme, and still the token.
+  for (const std::string& auth :
+       {std::string("Bearerx ") + kToken, std::string("Bearer"),
+        std::string("bearer ") + kToken + "x"}) {
+    EXPECT_EQ(401, cli.Get("/api/links", {{"Authorization", auth}})->status)
+        << auth;
+  }
+}
+
 TEST_F(ShortlinkdTest, MetricsAreValidPrometheusText) {
   StartServer();
   Create({{"url", "https://m.example/"}});
@@ -612,9 +637,9 @@ TEST_F(ShortlinkdTest, SurvivesGarbageRequests) {
   }
   // Methods and paths nobody serves.
   auto cli = server_->Client();
-  EXPECT_EQ(404, cli.Put("/api/links", "{}", "application/json")->status);
+  EXPECT_EQ(501, cli.Put("/api/links", "{}", "application/json")->status);
   EXPECT_EQ(404, cli.Get("/a/b/c")->status);
-  EXPECT_EQ(404, cli.Post("/", "{}", "application/json")->status);
+  EXPECT_EQ(405, cli.Post("/", "{}", "application/json")->status);
   EXPECT_EQ(0, server_->Stop(SIGTERM)) << server_->Log();
 }
 
@@ -886,6 +911,115 @@ TEST_F(ShortlinkdTest, AmbiguousFramingIs400AndCloses) {
     EXPECT_EQ("", conn.unread());
   }
   EXPECT_EQ(0, Metrics().at("shortlinkd_links_created_total"));
+}
+
+// RFC 9112 section 3.2: an HTTP/1.1 request without a Host, or with two, or
+// with one that is no host, is 400 and closes the connection. HTTP/1.0
+// needs none.
+TEST_F(ShortlinkdTest, Http11RequestsNeedExactlyOneValidHost) {
+  StartServer();
+  for (const std::string request :
+       {"GET /healthz HTTP/1.1\r\n\r\n",
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n",
+        "GET /healthz HTTP/1.1\r\nHost: x y\r\n\r\n",
+        "POST /api/links HTTP/1.1\r\nContent-Type: application/json\r\n"
+        "Content-Length: 34\r\n\r\n{\"url\": \"https://nohost.example/\"}"}) {
+    SCOPED_TRACE(request);
+    RawConn conn(server_->port());
+    ASSERT_TRUE(conn.Send(request));
+    auto res = conn.Read();
+    ASSERT_TRUE(res);
+    EXPECT_EQ(400, res->status) << res->body;
+    EXPECT_TRUE(conn.ClosedWithin());
+  }
+  RawConn conn(server_->port());
+  ASSERT_TRUE(conn.Send("GET /healthz HTTP/1.0\r\n\r\n"));
+  auto res = conn.Read();
+  ASSERT_TRUE(res);
+  EXPECT_EQ(200, res->status);
+  EXPECT_EQ(0, Metrics().at("shortlinkd_links_created_total"));
+}
+
+// A method no route has is 501; a method the path is not served for is 405
+// with Allow naming the ones it is; a path nothing serves is 404.
+TEST_F(ShortlinkdTest, UnknownMethodIs501AndUnservedMethodIs405WithAllow) {
+  StartServer();
+  struct Case {
+    std::string method, path;
+    int status;
+    std::string allow;  // for 405
+  };
+  const std::vector<Case> cases = {
+      {"PUT", "/api/links", 501, ""},
+      {"OPTIONS", "/", 501, ""},
+      {"TRACE", "/healthz", 501, ""},
+      {"BREW", "/abcdefg", 501, ""},
+      {"get", "/healthz", 501, ""},  // methods are case-sensitive
+      {"POST", "/", 405, "GET, HEAD"},
+      {"DELETE", "/healthz", 405, "GET, HEAD"},
+      {"POST", "/abcdefg", 405, "GET, HEAD"},
+      {"GET", "/admin/flush", 405, "POST"},
+      {"DELETE", "/api/links", 405, "GET, HEAD, POST"},
+      {"POST", "/api/links/abcdefg", 405, "GET, HEAD, PATCH, DELETE"},
+      {"PATCH", "/openapi.json", 405, "GET, HEAD"},
+      {"GET", "/a/b/c", 404, ""},
+      {"DELETE", "/admin/other", 404, ""},
+  };
+  RawConn conn(server_->port());
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.method + " " + c.path);
+    ASSERT_TRUE(
+        conn.Send(c.method + " " + c.path + " HTTP/1.1\r\nHost: x\r\n\r\n"));
+    auto res = conn.Read();
+    ASSERT_TRUE(res);
+    EXPECT_EQ(c.status, res->status) << res->body;
+    EXPECT_TRUE(json::parse(res->body, nullptr, false)["error"].is_string());
+    if (c.status == 405) {
+      EXPECT_EQ(c.allow, res->headers["allow"]);
+    } else {
+      EXPECT_EQ(0u, res->headers.count("allow"));
+    }
+  }
+}
+
+// Creating needs a JSON body declared as such: an HTML form on another site
+// can post form-encoded, multipart and text/plain bodies (even one that
+// reads as JSON) through a visitor's browser, never application/json.
+TEST_F(ShortlinkdTest, CreatingNeedsAJsonContentType) {
+  StartServer();
+  const std::string body = R"({"url": "https://csrf.example/"})";
+  auto cli = server_->Client();
+  for (const std::string type :
+       {"application/x-www-form-urlencoded", "multipart/form-data; boundary=b",
+        "text/plain", "application/jsonx", "application/json-seq",
+        "text/json"}) {
+    auto res = cli.Post("/api/links", body, type);
+    ASSERT_TRUE(res) << type;
+    EXPECT_EQ(415, res->status) << type;
+    EXPECT_TRUE(BodyJson(res)["error"].is_string()) << res->body;
+  }
+  RawConn conn(server_->port());
+  ASSERT_TRUE(
+      conn.Send("POST /api/links HTTP/1.1\r\nHost: x\r\n"
+                "Content-Length: " +
+                std::to_string(body.size()) + "\r\n\r\n" + body));
+  auto raw = conn.Read();
+  ASSERT_TRUE(raw);
+  EXPECT_EQ(415, raw->status) << "without a Content-Type";
+  EXPECT_EQ(0, Metrics().at("shortlinkd_links_created_total"));
+
+  // The media type in any case, with parameters.
+  const std::vector<std::pair<std::string, int>> accepted = {
+      {"application/json; charset=utf-8", 201},
+      {"Application/JSON", 200},
+      {"application/json ; charset=UTF-8", 200},
+  };
+  for (const auto& [type, status] : accepted) {
+    auto res = cli.Post("/api/links", body, type);
+    ASSERT_TRUE(res) << type;
+    EXPECT_EQ(status, res->status) << type << ": " << res->body;
+  }
+  EXPECT_EQ(1, Metrics().at("shortlinkd_links_created_total"));
 }
 
 // A chunk line ending in a bare LF is refused as soon as the LF arrives,

@@ -103,8 +103,8 @@ bool Admission::Admit(const HttpRequest& req, const std::string& client,
   const std::string_view path = req.path;
   const Route route =
       ClassifyRoute(req.method == "HEAD" ? "GET" : req.method, path);
-  constexpr std::string_view kBearer = "Bearer ";
-  const bool bearer = auth.starts_with(kBearer);
+  std::string_view token;
+  const bool bearer = ParseBearerToken(auth, &token);
   // The mutex is taken only by requests that can use the keys, never by a
   // plain redirect.
   std::shared_ptr<const ApiKeys> keys;
@@ -114,7 +114,7 @@ bool Admission::Admit(const HttpRequest& req, const std::string& client,
   }
   const std::string* key_name = nullptr;
   if (keys != nullptr && bearer) {
-    key_name = keys->Find(auth.substr(kBearer.size()));
+    key_name = keys->Find(token);
     if (key_name != nullptr) *user = *key_name;
   }
 

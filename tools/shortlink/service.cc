@@ -1,6 +1,7 @@
 // The short-link HTTP handlers; see service.h.
 #include "tools/shortlink/service.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -64,6 +65,8 @@ const char* ReasonPhrase(int status) {
       return "request header fields too large";
     case 500:
       return "internal error";
+    case 501:
+      return "method not implemented";
     case 503:
       return "unavailable";
     case 505:
@@ -121,12 +124,78 @@ bool ParseCreateRequest(const std::string& body, HttpResponse& res,
   return true;
 }
 
+// True if `path` matches the route path `pattern` ("{name}": any one
+// segment, as Route's segment() takes it).
+bool MatchesRoutePath(std::string_view pattern, std::string_view path) {
+  while (!pattern.empty() && !path.empty()) {
+    const size_t p_end = std::min(pattern.find('/', 1), pattern.size());
+    const size_t s_end = std::min(path.find('/', 1), path.size());
+    const std::string_view p = pattern.substr(0, p_end);
+    const std::string_view seg = path.substr(0, s_end);
+    if (p != seg && !(p.starts_with("/{") && p.ends_with("}"))) return false;
+    pattern.remove_prefix(p_end);
+    path.remove_prefix(s_end);
+  }
+  return pattern.empty() && path.empty();
+}
+
+// Methods in the order the Allow header lists them.
+constexpr std::string_view kMethods[] = {"GET", "HEAD", "POST", "PATCH",
+                                         "DELETE"};
+
+// True if some route takes `method` (HEAD with GET).
+bool IsImplementedMethod(std::string_view method) {
+  if (method == "HEAD") method = "GET";
+  for (const RouteSpec& r : ServiceRoutes()) {
+    if (r.method == method) return true;
+  }
+  return false;
+}
+
+// The Allow value for `path`: the methods of the routes matching it; ""
+// if none does.
+std::string AllowedMethods(std::string_view path) {
+  std::string allow;
+  for (const std::string_view method : kMethods) {
+    const std::string_view as = method == "HEAD" ? "GET" : method;
+    for (const RouteSpec& r : ServiceRoutes()) {
+      if (r.method == as && MatchesRoutePath(r.path, path)) {
+        if (!allow.empty()) allow += ", ";
+        allow += method;
+        break;
+      }
+    }
+  }
+  return allow;
+}
+
 }  // namespace
 
+bool ParseBearerToken(std::string_view header, std::string_view* token) {
+  constexpr std::string_view kScheme = "Bearer";
+  if (header.size() <= kScheme.size() ||
+      !EqualsIgnoreCase(header.substr(0, kScheme.size()), kScheme) ||
+      header[kScheme.size()] != ' ') {
+    return false;
+  }
+  header.remove_prefix(kScheme.size());
+  while (!header.empty() && header.front() == ' ') header.remove_prefix(1);
+  if (header.empty()) return false;
+  *token = header;
+  return true;
+}
+
+bool IsJsonContentType(std::string_view content_type) {
+  std::string_view media = content_type.substr(0, content_type.find(';'));
+  while (!media.empty() && (media.back() == ' ' || media.back() == '\t')) {
+    media.remove_suffix(1);
+  }
+  return EqualsIgnoreCase(media, "application/json");
+}
+
 bool CheckBearerToken(std::string_view header, std::string_view expected) {
-  constexpr std::string_view kPrefix = "Bearer ";
-  if (expected.empty() || !header.starts_with(kPrefix)) return false;
-  const std::string_view given = header.substr(kPrefix.size());
+  std::string_view given;
+  if (expected.empty() || !ParseBearerToken(header, &given)) return false;
   // Every byte of `expected` is compared whatever `given` holds, so the time
   // taken reveals at most the token's length, never a matching prefix.
   unsigned diff = given.size() == expected.size() ? 0 : 1;
@@ -199,6 +268,9 @@ std::span<const RouteSpec> ServiceRoutes() {
 
 void Service::Route(const HttpRequest& req, HttpResponse& res) {
   const std::string_view path = req.path;
+  if (!IsImplementedMethod(req.method)) {
+    return SendError(res, 501, "method not implemented");
+  }
   // HEAD is answered as GET; the server leaves the body out.
   const bool get = req.method == "GET" || req.method == "HEAD";
   const bool post = req.method == "POST";
@@ -273,10 +345,24 @@ void Service::Route(const HttpRequest& req, HttpResponse& res) {
     res.headers.emplace_back("Location", record.url);
     return;
   }
+  // Each route returns above for its methods, so the path here matches only
+  // routes of other methods (405) or none (404).
+  std::string allow = AllowedMethods(path);
+  if (!allow.empty()) {
+    res.headers.emplace_back("Allow", std::move(allow));
+    return SendError(res, 405, "method not allowed");
+  }
   SendError(res, 404, "not found");
 }
 
 void Service::CreateLink(const HttpRequest& req, HttpResponse& res) {
+  // An HTML form can post form-encoded, multipart or text bodies to any
+  // site without a CORS preflight, but not JSON: requiring it keeps other
+  // sites' pages from creating links through a visitor's browser (creating
+  // needs no credential when no API keys are configured).
+  if (!IsJsonContentType(req.Header("Content-Type"))) {
+    return SendError(res, 415, "Content-Type must be application/json");
+  }
   std::string url, alias;
   int64_t ttl_seconds = 0;
   if (!ParseCreateRequest(req.body, res, &url, &alias, &ttl_seconds)) return;

@@ -14,6 +14,10 @@
 //   GET    /openapi.json       the API as OpenAPI 3.0        200 / 304
 // Before routing, Admission (admission.h) checks API keys and rate limits.
 // Redirects count clicks (LinkStore::RecordClick, in memory only).
+// Creating needs a JSON Content-Type (else 415), so that a cross-site HTML
+// form, which can only send form or text bodies, cannot create links.
+// Methods no route has are 501; a path served for other methods only is
+// 405 with Allow.
 // docs/shortlinkd.md describes every status and error. Every error answer
 // is JSON {"error": "..."}; no request can make the process crash (Handle
 // catches everything). The HTTP framing (limits, timeouts, keep-alive) is
@@ -57,12 +61,25 @@ struct ServiceOptions {
   AccessLog* access_log = nullptr;
 };
 
-// True if `header` is "Bearer <token>" with token equal to `expected`, in
-// time independent of where they differ. An empty `expected` never matches.
+// The token of an Authorization header value in the Bearer scheme: the
+// scheme's name in any case (RFC 7235 section 2.1: "bearer" and "BEARER"
+// are "Bearer"), one or more spaces, the token. False for another scheme
+// or no token.
+bool ParseBearerToken(std::string_view header, std::string_view* token);
+
+// True if `header` carries a Bearer token equal to `expected`, in time
+// independent of where they differ. An empty `expected` never matches.
 bool CheckBearerToken(std::string_view header, std::string_view expected);
 
+// True if a Content-Type value names application/json, in any case, with
+// or without parameters ("application/json; charset=utf-8").
+bool IsJsonContentType(std::string_view content_type);
+
 // A route the Service answers: a method and a path in which "{name}" stands
-// for one path segment. GET stands for HEAD too.
+// for one path segment. GET stands for HEAD too. A request whose method is
+// in no route is answered 501; one whose path matches routes of other
+// methods only, 405 with Allow listing them; any other unrouted request,
+// 404.
 struct RouteSpec {
   std::string_view method;
   std::string_view path;

@@ -58,6 +58,18 @@ std::string DecodePath(std::string_view s) {
   return out;
 }
 
+// A Host value: uri-host [":" port] (RFC 3986: reg-name, IPv4 or a
+// bracketed IP literal), checked by its characters only.
+bool IsHostValue(std::string_view v) {
+  for (const char c : v) {
+    const bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+                    (c >= 'A' && c <= 'Z') ||
+                    std::strchr("-._~!$&'()*+,;=:%[]", c) != nullptr;
+    if (!ok || c == '\0') return false;
+  }
+  return true;
+}
+
 // True if the comma-separated header value holds `token` (any case).
 bool HasToken(std::string_view value, std::string_view token) {
   while (!value.empty()) {
@@ -129,6 +141,7 @@ HttpRequestParser::Result HttpRequestParser::ParseHead(const std::string& in,
   int te_headers = 0;
   bool te_chunked = false;
   bool keep_alive_asked = false;
+  int host_headers = 0;
   size_t pos = line_end + 2;
   while (pos < head.size()) {
     line_end = std::min(head.find("\r\n", pos), head.size());
@@ -169,12 +182,17 @@ HttpRequestParser::Result HttpRequestParser::ParseHead(const std::string& in,
     } else if (EqualsIgnoreCase(name, "Transfer-Encoding")) {
       te_headers++;
       te_chunked = EqualsIgnoreCase(value, "chunked");
+    } else if (EqualsIgnoreCase(name, "Host")) {
+      host_headers++;
+      if (!IsHostValue(value)) return Fail(400);
     } else if (EqualsIgnoreCase(name, "Connection")) {
       // HTTP/1.0 closes unless asked not to; HTTP/1.1 the other way.
       if (HasToken(value, "close")) keep_alive_ = false;
       if (HasToken(value, "keep-alive")) keep_alive_asked = true;
     }
   }
+  // RFC 9112 section 3.2: exactly one Host in HTTP/1.1, at most one in 1.0.
+  if (host_headers > 1 || (!http10 && host_headers == 0)) return Fail(400);
   if (http10 && !keep_alive_asked) keep_alive_ = false;
   if (te_headers > 0) {
     // Only a single "chunked", never with a length, never in HTTP/1.0.

@@ -8,7 +8,8 @@
 // request whose framing two parsers could read differently is an error
 // (differing Content-Lengths, Content-Length with Transfer-Encoding, a
 // transfer coding other than a single "chunked", whitespace before a colon,
-// folded headers, bare LF line ends, malformed chunks). A body over
+// folded headers, bare LF line ends, malformed chunks), and so is an
+// HTTP/1.1 request without exactly one valid Host. A body over
 // max_body_bytes, however framed, is refused while it is still arriving, and
 // the buffer is never allowed to grow past max_buffered_bytes() without a
 // request completing.

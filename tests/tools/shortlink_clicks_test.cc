@@ -37,17 +37,16 @@ TEST(ClickRecordTest, DayOfCountsUtcDays) {
 }
 
 TEST(ClickRecordTest, EncodingRoundTripsAndRejectsDamage) {
-  ClickRecord record{1'700'000'000,
-                     1'800'000'000,
-                     12345,
-                     1'700'000'500,
-                     {{19675, 5}, {19676, 12340}}};
+  ClickRecord record{1'700'000'000, 0x0102030405060708,
+                     1'800'000'000, 12345,
+                     1'700'000'500, {{19675, 5}, {19676, 12340}}};
   std::string value;
   EncodeClickRecord(record, &value);
   EXPECT_EQ(kClickRecordHeaderSize + 2 * kClickDaySize, value.size());
   ClickRecord decoded;
   ASSERT_TRUE(DecodeClickRecord("abc", value, &decoded).ok());
   EXPECT_EQ(record.link_created, decoded.link_created);
+  EXPECT_EQ(record.link_incarnation, decoded.link_incarnation);
   EXPECT_EQ(record.expires_at, decoded.expires_at);
   EXPECT_EQ(record.total, decoded.total);
   EXPECT_EQ(record.last_access, decoded.last_access);
@@ -59,8 +58,40 @@ TEST(ClickRecordTest, EncodingRoundTripsAndRejectsDamage) {
         << n;
   }
   EXPECT_TRUE(DecodeClickRecord("abc", value + "x", &decoded).IsCorruption());
-  value[0] = 2;
+  value[0] = 3;
   EXPECT_TRUE(DecodeClickRecord("abc", value, &decoded).IsCorruption());
+}
+
+// docs/shortlinkd.md's worked example as version 1 wrote it: a link
+// created at 1,700,000,000 without expiry, and its click record after three
+// clicks on day 19675, the last at 1,700,000,100.
+std::string VersionOneLink() {
+  return std::string("\x01\x00\xf1\x53\x65\0\0\0\0", 9) + std::string(8, '\0') +
+         "https://example.com/";
+}
+std::string VersionOneClicks() {
+  return std::string("\x01\x00\xf1\x53\x65\0\0\0\0", 9) + std::string(8, '\0') +
+         std::string("\x03\0\0\0\0\0\0\0", 8) +
+         std::string("\x64\xf1\x53\x65\0\0\0\0", 8) + std::string("\x01", 1) +
+         std::string("\xdb\x4c\0\0", 4) + std::string("\x03\0\0\0\0\0\0\0", 8);
+}
+
+// Records written before links had incarnations still read, as those of
+// incarnation 0 (the incarnation of every version-1 link record).
+TEST(ClickRecordTest, VersionOneRecordsStillRead) {
+  const std::string v1 = VersionOneClicks();
+  ClickRecord decoded;
+  ASSERT_TRUE(DecodeClickRecord("aZ3kQ9x", v1, &decoded).ok());
+  EXPECT_EQ(1'700'000'000, decoded.link_created);
+  EXPECT_EQ(0u, decoded.link_incarnation);
+  EXPECT_EQ(0, decoded.expires_at);
+  EXPECT_EQ(3u, decoded.total);
+  EXPECT_EQ(1'700'000'100, decoded.last_access);
+  EXPECT_EQ((std::vector<std::pair<int32_t, uint64_t>>{{19675, 3}}),
+            Days(decoded));
+  EXPECT_TRUE(
+      DecodeClickRecord("aZ3kQ9x", v1.substr(0, v1.size() - 1), &decoded)
+          .IsCorruption());
 }
 
 TEST_F(ClicksTest, CountedExactlyPerUtcDayAcrossMidnight) {
@@ -187,6 +218,56 @@ TEST_F(ClicksTest, ALaterLinkOfTheSameCodeStartsFromZero) {
   EXPECT_TRUE(store_->db()
                   ->Get(bloomkv::ReadOptions(), ClickKey("mine"), &value)
                   .IsNotFound());
+}
+
+// A redirect reads the link, then counts its click. When the link is
+// removed and its code given to a new link within the same second in
+// between, that click is the old link's: the new one starts at zero and
+// counts only its own clicks, whatever order they arrive in.
+TEST_F(ClicksTest, ALateClickOfARemovedLinkIsNotCountedForItsSuccessor) {
+  Open();
+  Create("https://example.com/old", "mine");
+  Click("mine", 4);
+  ASSERT_TRUE(store_->FlushClicks().ok());
+  LinkRecord old_link;
+  ASSERT_TRUE(store_->Lookup("mine", &old_link).ok());  // a redirect's read
+  ASSERT_TRUE(store_->Remove("mine").ok());
+  Create("https://example.com/new", "mine");  // the same second
+  store_->RecordClick("mine", old_link);      // that redirect's click
+  ASSERT_TRUE(store_->FlushClicks().ok());
+  EXPECT_EQ(0u, StoredClicks("mine").total);
+
+  Click("mine", 2);
+  store_->RecordClick("mine", old_link);
+  Click("mine", 1);
+  ASSERT_TRUE(store_->FlushClicks().ok());
+  EXPECT_EQ(3u, StoredClicks("mine").total);
+  // The link is told apart from its predecessor after a reopen too.
+  Open();
+  Click("mine");
+  ASSERT_TRUE(store_->FlushClicks().ok());
+  EXPECT_EQ(4u, StoredClicks("mine").total);
+}
+
+// A database written before incarnations: its links keep their clicks and
+// go on counting.
+TEST_F(ClicksTest, VersionOneLinksKeepTheirClicks) {
+  Open();
+  ASSERT_TRUE(
+      store_->db()
+          ->Put(bloomkv::WriteOptions(), CodeKey("aZ3kQ9x"), VersionOneLink())
+          .ok());
+  ASSERT_TRUE(store_->db()
+                  ->Put(bloomkv::WriteOptions(), ClickKey("aZ3kQ9x"),
+                        VersionOneClicks())
+                  .ok());
+  Open();
+  EXPECT_EQ(3u, StoredClicks("aZ3kQ9x").total);
+  Click("aZ3kQ9x", 2);
+  ASSERT_TRUE(store_->FlushClicks().ok());
+  EXPECT_EQ(5u, StoredClicks("aZ3kQ9x").total);
+  EXPECT_EQ((std::vector<std::pair<int32_t, uint64_t>>{{19675, 5}}),
+            Days(StoredClicks("aZ3kQ9x")));
 }
 
 // Every key that names `code` (in its key or, for the URL index, in its

@@ -52,7 +52,7 @@ class TestStoreFixture : public testing::Test {
   void Click(const std::string& code, int times = 1) {
     LinkRecord record;
     ASSERT_TRUE(store_->Lookup(code, &record).ok()) << code;
-    for (int i = 0; i < times; i++) store_->RecordClick(code, record.created);
+    for (int i = 0; i < times; i++) store_->RecordClick(code, record);
   }
 
   // The stored clicks of `code`.

@@ -225,9 +225,9 @@ TEST(CodeTest, SystemRandomSourceWorks) {
 
 TEST(LinkRecordTest, RoundTrip) {
   for (const LinkRecord& in : std::vector<LinkRecord>{
-           {"http://a.b/", 0, 0},
-           {"https://example.com/x?y#z", 1700000000, 1700003600},
-           {std::string(2048, 'u'), -5, INT64_MAX},
+           {"http://a.b/", 0, 0, 1},
+           {"https://example.com/x?y#z", 1700000000, 1700003600, 42},
+           {std::string(2048, 'u'), -5, INT64_MAX, UINT64_MAX},
        }) {
     std::string value;
     EncodeLinkRecord(in, &value);
@@ -237,25 +237,49 @@ TEST(LinkRecordTest, RoundTrip) {
     EXPECT_EQ(in.url, out.url);
     EXPECT_EQ(in.created, out.created);
     EXPECT_EQ(in.expires_at, out.expires_at);
+    EXPECT_EQ(in.incarnation, out.incarnation);
   }
 }
 
 TEST(LinkRecordTest, LayoutIsStable) {
   std::string value;
-  EncodeLinkRecord({"http://x/", 0x0102030405060708, 2}, &value);
+  EncodeLinkRecord({"http://x/", 0x0102030405060708, 2, 0x1112131415161718},
+                   &value);
   const std::string expected =
+      std::string("\x02\x08\x07\x06\x05\x04\x03\x02\x01", 9) +
+      std::string("\x02\0\0\0\0\0\0\0", 8) +
+      std::string("\x18\x17\x16\x15\x14\x13\x12\x11", 8) + "http://x/";
+  EXPECT_EQ(expected, value);
+}
+
+// Records written before links had incarnations still read, as
+// incarnation 0.
+TEST(LinkRecordTest, VersionOneRecordsStillRead) {
+  const std::string v1 =
       std::string("\x01\x08\x07\x06\x05\x04\x03\x02\x01", 9) +
       std::string("\x02\0\0\0\0\0\0\0", 8) + "http://x/";
-  EXPECT_EQ(expected, value);
+  LinkRecord out;
+  ASSERT_TRUE(DecodeLinkRecord("code", v1, &out).ok());
+  EXPECT_EQ("http://x/", out.url);
+  EXPECT_EQ(0x0102030405060708, out.created);
+  EXPECT_EQ(2, out.expires_at);
+  EXPECT_EQ(0u, out.incarnation);
+  EXPECT_TRUE(
+      DecodeLinkRecord("code", v1.substr(0, kLinkRecordV1HeaderSize), &out)
+          .IsCorruption());
 }
 
 TEST(LinkRecordTest, CorruptRecordsAreReported) {
   std::string good;
-  EncodeLinkRecord({"http://a.b/", 1, 2}, &good);
-  std::vector<std::string> bad = {"", "\x01", good.substr(0, 17),
+  EncodeLinkRecord({"http://a.b/", 1, 2, 3}, &good);
+  std::vector<std::string> bad = {"",
+                                  "\x01",
+                                  "\x02",
+                                  good.substr(0, 25),
+                                  good.substr(0, 17),
                                   good.substr(0, 10)};
   std::string wrong_version = good;
-  wrong_version[0] = 2;
+  wrong_version[0] = 3;
   bad.push_back(wrong_version);
   for (const std::string& value : bad) {
     LinkRecord out;

@@ -25,40 +25,64 @@ void AddDay(int32_t day, uint64_t count, std::vector<DayCount>* days) {
 }  // namespace
 
 void ClickAggregator::Record(std::string_view code, int64_t link_created,
-                             int64_t now) {
+                             uint64_t link_incarnation, int64_t now) {
   Shard& shard = shards_[CodeHash()(code) % kShards];
   std::lock_guard<std::mutex> lock(shard.mutex);
   auto it = shard.pending.find(code);
+  ClickDelta* delta = nullptr;
   if (it == shard.pending.end()) {
     it = shard.pending.emplace(std::string(code), ClickDelta()).first;
-    it->second.code.assign(code);
-    it->second.link_created = link_created;
-  } else if (it->second.link_created != link_created) {
-    // The code names another link now; the clicks of the old one are moot.
-    it->second = ClickDelta{std::string(code), link_created, 0, 0, {}};
+    delta = &it->second;
+    delta->code.assign(code);
+    delta->link_created = link_created;
+    delta->link_incarnation = link_incarnation;
+  } else if (it->second.link_created == link_created &&
+             it->second.link_incarnation == link_incarnation) {
+    delta = &it->second;
+  } else {
+    // Another link of this code; the merge keeps only the clicks of the
+    // link the code names then.
+    for (ClickDelta& other : shard.others) {
+      if (other.code == code && other.link_created == link_created &&
+          other.link_incarnation == link_incarnation) {
+        delta = &other;
+        break;
+      }
+    }
+    if (delta == nullptr) {
+      delta = &shard.others.emplace_back();
+      delta->code.assign(code);
+      delta->link_created = link_created;
+      delta->link_incarnation = link_incarnation;
+    }
   }
-  ClickDelta& delta = it->second;
-  delta.total++;
-  delta.last_access = std::max(delta.last_access, now);
-  AddDay(DayOf(now), 1, &delta.days);
+  delta->total++;
+  delta->last_access = std::max(delta->last_access, now);
+  AddDay(DayOf(now), 1, &delta->days);
 }
 
 void ClickAggregator::Forget(std::string_view code) {
   Shard& shard = shards_[CodeHash()(code) % kShards];
   std::lock_guard<std::mutex> lock(shard.mutex);
   const auto it = shard.pending.find(code);
-  if (it != shard.pending.end()) shard.pending.erase(it);
+  if (it == shard.pending.end()) return;  // then none in `others` either
+  shard.pending.erase(it);
+  std::erase_if(shard.others,
+                [code](const ClickDelta& d) { return d.code == code; });
 }
 
 std::vector<ClickDelta> ClickAggregator::Take() {
   std::vector<ClickDelta> out;
   for (Shard& shard : shards_) {
     decltype(shard.pending) taken;
+    std::vector<ClickDelta> others;
     {
       std::lock_guard<std::mutex> lock(shard.mutex);
       taken.swap(shard.pending);
+      others.swap(shard.others);
     }
     for (auto& [code, delta] : taken) out.push_back(std::move(delta));
+    for (ClickDelta& delta : others) out.push_back(std::move(delta));
   }
   return out;
 }

@@ -7,6 +7,12 @@
 // hash, and a click locks one shard for a hash-map update (an allocation
 // only for a code's first click of the interval).
 //
+// Clicks are gathered per link, not per code: each names its link's
+// creation time and incarnation (link_record.h). A redirect that read a
+// link may count its click after that link was removed and its code given
+// to a new one; that click stays apart from the new link's and is dropped
+// at the merge, whatever order the two links' clicks arrive in.
+//
 // Thread-safety: thread-safe.
 #ifndef BLOOMKV_TOOLS_SHORTLINK_CLICK_STATS_H_
 #define BLOOMKV_TOOLS_SHORTLINK_CLICK_STATS_H_
@@ -27,7 +33,8 @@ namespace shortlink {
 // The clicks of one link since the last Take().
 struct ClickDelta {
   std::string code;
-  int64_t link_created = 0;  // tells the link from a later one of that code
+  int64_t link_created = 0;  // with link_incarnation, names the link
+  uint64_t link_incarnation = 0;
   uint64_t total = 0;
   int64_t last_access = 0;
   std::vector<DayCount> days;  // ascending
@@ -40,10 +47,12 @@ class ClickAggregator {
   ClickAggregator& operator=(const ClickAggregator&) = delete;
 
   // Counts one click at Unix time `now` on the link `code` created at
-  // `link_created`.
-  void Record(std::string_view code, int64_t link_created, int64_t now);
+  // `link_created` with `link_incarnation`.
+  void Record(std::string_view code, int64_t link_created,
+              uint64_t link_incarnation, int64_t now);
 
-  // Drops the clicks gathered for `code` (its link was removed).
+  // Drops the clicks gathered for `code`, of every link (its link was
+  // removed).
   void Forget(std::string_view code);
 
   // Everything recorded since the last call, in no particular order; the
@@ -64,7 +73,11 @@ class ClickAggregator {
   struct Shard {
     std::mutex mutex;
     std::unordered_map<std::string, ClickDelta, CodeHash, std::equal_to<>>
-        pending;  // by code
+        pending;  // by code: the first link of the code clicked
+    // Clicks of other links of a code already in `pending`: rare (a click
+    // counted after its link was removed and the code taken again), so a
+    // list searched linearly.
+    std::vector<ClickDelta> others;
   };
 
   std::array<Shard, kShards> shards_;

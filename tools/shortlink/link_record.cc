@@ -91,26 +91,32 @@ std::string UrlHash(std::string_view normalized_url) {
 void EncodeLinkRecord(const LinkRecord& record, std::string* out) {
   out->clear();
   out->reserve(kLinkRecordHeaderSize + record.url.size());
-  out->push_back(static_cast<char>(kLinkRecordVersion1));
+  out->push_back(static_cast<char>(kLinkRecordVersion2));
   PutFixed64(out, static_cast<uint64_t>(record.created));
   PutFixed64(out, static_cast<uint64_t>(record.expires_at));
+  PutFixed64(out, record.incarnation);
   out->append(record.url);
 }
 
 Status DecodeLinkRecord(std::string_view code, const Slice& value,
                         LinkRecord* record) {
-  if (value.size() <= kLinkRecordHeaderSize) {
-    return Status::Corruption("link record too short for code", code);
-  }
   const char* p = value.data();
-  if (static_cast<uint8_t>(p[0]) != kLinkRecordVersion1) {
+  const uint8_t version = value.size() > 0 ? static_cast<uint8_t>(p[0]) : 0;
+  if (value.size() > 0 && version != kLinkRecordVersion1 &&
+      version != kLinkRecordVersion2) {
     return Status::Corruption("link record has an unknown version for code",
                               code);
   }
+  const size_t header = version == kLinkRecordVersion1 ? kLinkRecordV1HeaderSize
+                                                       : kLinkRecordHeaderSize;
+  if (value.size() <= header) {
+    return Status::Corruption("link record too short for code", code);
+  }
   record->created = static_cast<int64_t>(DecodeFixed64(p + 1));
   record->expires_at = static_cast<int64_t>(DecodeFixed64(p + 9));
-  record->url.assign(p + kLinkRecordHeaderSize,
-                     value.size() - kLinkRecordHeaderSize);
+  record->incarnation =
+      version == kLinkRecordVersion1 ? 0 : DecodeFixed64(p + 17);
+  record->url.assign(p + header, value.size() - header);
   return Status::OK();
 }
 
@@ -175,8 +181,9 @@ Status DecodeListEntry(const Slice& value, int64_t* expires_at) {
 void EncodeClickRecord(const ClickRecord& record, std::string* out) {
   out->clear();
   out->reserve(kClickRecordHeaderSize + record.days.size() * kClickDaySize);
-  out->push_back(static_cast<char>(kClickRecordVersion1));
+  out->push_back(static_cast<char>(kClickRecordVersion2));
   PutFixed64(out, static_cast<uint64_t>(record.link_created));
+  PutFixed64(out, record.link_incarnation);
   PutFixed64(out, static_cast<uint64_t>(record.expires_at));
   PutFixed64(out, record.total);
   PutFixed64(out, static_cast<uint64_t>(record.last_access));
@@ -190,22 +197,27 @@ void EncodeClickRecord(const ClickRecord& record, std::string* out) {
 Status DecodeClickRecord(std::string_view code, const Slice& value,
                          ClickRecord* record) {
   const char* p = value.data();
-  if (value.size() < kClickRecordHeaderSize ||
-      static_cast<uint8_t>(p[0]) != kClickRecordVersion1) {
+  const uint8_t version = value.size() > 0 ? static_cast<uint8_t>(p[0]) : 0;
+  const bool v1 = version == kClickRecordVersion1;
+  const size_t header = v1 ? kClickRecordV1HeaderSize : kClickRecordHeaderSize;
+  if ((!v1 && version != kClickRecordVersion2) || value.size() < header) {
     return Status::Corruption("click record has an unknown version for code",
                               code);
   }
-  const size_t n = static_cast<uint8_t>(p[kClickRecordHeaderSize - 1]);
+  const size_t n = static_cast<uint8_t>(p[header - 1]);
   if (n > static_cast<size_t>(kClickDays) ||
-      value.size() != kClickRecordHeaderSize + n * kClickDaySize) {
+      value.size() != header + n * kClickDaySize) {
     return Status::Corruption("click record has a bad size for code", code);
   }
+  // Version 2 has the incarnation after link_created; the rest follows.
   record->link_created = static_cast<int64_t>(DecodeFixed64(p + 1));
-  record->expires_at = static_cast<int64_t>(DecodeFixed64(p + 9));
-  record->total = DecodeFixed64(p + 17);
-  record->last_access = static_cast<int64_t>(DecodeFixed64(p + 25));
+  record->link_incarnation = v1 ? 0 : DecodeFixed64(p + 9);
+  const char* rest = p + (v1 ? 9 : 17);
+  record->expires_at = static_cast<int64_t>(DecodeFixed64(rest));
+  record->total = DecodeFixed64(rest + 8);
+  record->last_access = static_cast<int64_t>(DecodeFixed64(rest + 16));
   record->days.clear();
-  p += kClickRecordHeaderSize;
+  p += header;
   for (size_t i = 0; i < n; i++, p += kClickDaySize) {
     record->days.push_back(
         DayCount{static_cast<int32_t>(DecodeFixed32(p)), DecodeFixed64(p + 4)});

@@ -10,6 +10,10 @@
 // redirect looks up and what the segment filters guard.
 //
 // LinkRecord value (never change: on disk; a new layout gets a new version):
+//   [u8 version = 2][fixed64 created][fixed64 expires_at][fixed64 incarnation]
+//   [url bytes ...]
+// Version 1, written before incarnations existed, is still read (as
+// incarnation 0) and rewritten as version 2 only by a PATCH:
 //   [u8 version = 1][fixed64 created][fixed64 expires_at][url bytes ...]
 // IndexEntries value:
 //   [u8 version = 1] then, one or more times,
@@ -17,16 +21,27 @@
 // ListEntry value:
 //   [u8 version = 1][fixed64 expires_at]
 // ClickRecord value:
+//   [u8 version = 2][fixed64 link_created][fixed64 link_incarnation]
+//   [fixed64 expires_at][fixed64 total][fixed64 last_access][u8 n] then n
+//   times [fixed32 day][fixed64 count]     days ascending, n <= kClickDays
+// Version 1 lacks link_incarnation (read as 0):
 //   [u8 version = 1][fixed64 link_created][fixed64 expires_at]
-//   [fixed64 total][fixed64 last_access][u8 n] then n times
-//   [fixed32 day][fixed64 count]           days ascending, n <= kClickDays
+//   [fixed64 total][fixed64 last_access][u8 n] ...
 // fixed64/fixed32 are little-endian; be64 is big-endian (so newer links sort
 // first); times are Unix seconds as int64 (two's complement); expires_at 0
 // means "never"; a day is a count of UTC days since 1970-01-01. The index,
 // the list entry and the click record repeat their link's expiry so the
-// compaction filter can drop them without reading other keys. A click
-// record names its link's creation time: one left behind by a link of the
-// same code that is gone counts for nothing.
+// compaction filter can drop them without reading other keys.
+//
+// A link is told from every other link of its code by its creation time and
+// its incarnation, a number the store gives each new link (unique within a
+// process, randomly seeded at open; see LinkStore). The creation time alone
+// is not enough: a link removed and created again under the same code in
+// the same second would have the same one, and a click counted by a
+// redirect that read the old link would go to the new one. Clicks (in
+// memory and in a click record) name both, and count only for the link
+// that has both: a record left behind by a link that is gone counts for
+// nothing.
 //
 // Thread-safety: stateless functions; values are plain structs.
 #ifndef BLOOMKV_TOOLS_SHORTLINK_LINK_RECORD_H_
@@ -49,17 +64,21 @@ constexpr std::string_view kListKeyPrefix = "t:";
 constexpr std::string_view kClickKeyPrefix = "s:";
 constexpr std::string_view kListIndexMarkerKey = "m:list-index";
 constexpr uint8_t kLinkRecordVersion1 = 1;
+constexpr uint8_t kLinkRecordVersion2 = 2;
 constexpr uint8_t kIndexEntriesVersion1 = 1;
 constexpr uint8_t kListEntryVersion1 = 1;
 constexpr uint8_t kClickRecordVersion1 = 1;
+constexpr uint8_t kClickRecordVersion2 = 2;
 // The marker's value: bump it when the "t:" keys change, so that a store
 // rebuilds them at open.
 constexpr uint8_t kListIndexVersion1 = 1;
-constexpr size_t kLinkRecordHeaderSize = 1 + 8 + 8;
+constexpr size_t kLinkRecordV1HeaderSize = 1 + 8 + 8;
+constexpr size_t kLinkRecordHeaderSize = 1 + 8 + 8 + 8;  // version 2
 constexpr size_t kUrlHashSize = 16;
 constexpr size_t kListEntrySize = 1 + 8;
 constexpr size_t kListKeyTimeSize = 8;
-constexpr size_t kClickRecordHeaderSize = 1 + 8 + 8 + 8 + 8 + 1;
+constexpr size_t kClickRecordV1HeaderSize = 1 + 8 + 8 + 8 + 8 + 1;
+constexpr size_t kClickRecordHeaderSize = 1 + 8 + 8 + 8 + 8 + 8 + 1;  // v2
 constexpr size_t kClickDaySize = 4 + 8;
 
 // Days of per-day click counts kept: today and the 29 before it (UTC).
@@ -68,9 +87,10 @@ constexpr int kClickDays = 30;
 constexpr int64_t kSecondsPerDay = 86400;
 
 struct LinkRecord {
-  std::string url;         // as submitted; what redirects send
-  int64_t created = 0;     // Unix seconds
-  int64_t expires_at = 0;  // Unix seconds; 0 = never
+  std::string url;           // as submitted; what redirects send
+  int64_t created = 0;       // Unix seconds
+  int64_t expires_at = 0;    // Unix seconds; 0 = never
+  uint64_t incarnation = 0;  // with `created`, names this link; 0: version 1
 };
 
 // True if a link expiring at `expires_at` is dead at time `now`.
@@ -89,12 +109,20 @@ struct DayCount {
 };
 
 struct ClickRecord {
-  int64_t link_created = 0;  // the `created` of the link counted
-  int64_t expires_at = 0;    // the link's, for the compaction filter
+  int64_t link_created = 0;       // the `created` of the link counted
+  uint64_t link_incarnation = 0;  // and its `incarnation`
+  int64_t expires_at = 0;         // the link's, for the compaction filter
   uint64_t total = 0;
   int64_t last_access = 0;     // Unix seconds; 0 = never clicked
   std::vector<DayCount> days;  // ascending, at most kClickDays
 };
+
+// True if clicks recorded for the link created at `created` with
+// `incarnation` are `link`'s, not those of another link of its code.
+inline bool IsSameLink(const LinkRecord& link, int64_t created,
+                       uint64_t incarnation) {
+  return link.created == created && link.incarnation == incarnation;
+}
 
 // The UTC day of Unix time `t`.
 inline int32_t DayOf(int64_t t) {
@@ -112,9 +140,10 @@ std::string ListKey(int64_t created, std::string_view code);
 // XXH3-128 of the normalized URL, as 16 bytes (high half first, big-endian).
 std::string UrlHash(std::string_view normalized_url);
 
+// Writes version 2.
 void EncodeLinkRecord(const LinkRecord& record, std::string* out);
-// Corruption (naming `code`) if `value` is not a version-1 record with a
-// non-empty URL.
+// Corruption (naming `code`) if `value` is not a version-1 or version-2
+// record with a non-empty URL.
 bloomkv::Status DecodeLinkRecord(std::string_view code,
                                  const bloomkv::Slice& value,
                                  LinkRecord* record);
@@ -133,9 +162,11 @@ bloomkv::Status DecodeListEntry(const bloomkv::Slice& value,
 // The code in a "t:" key; false if `key` is not one.
 bool CodeOfListKey(std::string_view key, std::string_view* code);
 
-// REQUIRES: record.days ascending, at most kClickDays of them.
+// Writes version 2. REQUIRES: record.days ascending, at most kClickDays of
+// them.
 void EncodeClickRecord(const ClickRecord& record, std::string* out);
-// Corruption (naming `code`) unless `value` is a version-1 click record.
+// Corruption (naming `code`) unless `value` is a version-1 or version-2
+// click record.
 bloomkv::Status DecodeClickRecord(std::string_view code,
                                   const bloomkv::Slice& value,
                                   ClickRecord* record);

@@ -57,7 +57,15 @@ Status LinkStore::Open(const LinkStoreOptions& options, const std::string& path,
   if (!s.ok()) return s;
   LinkStoreOptions resolved = options;
   resolved.now = std::move(now);
-  std::unique_ptr<LinkStore> opened(new LinkStore(resolved, std::move(db)));
+  // From the system's generator even when the codes come from a test's
+  // source, so that the codes a test expects do not shift.
+  uint64_t first_incarnation = 0;
+  SystemRandomSource system_random;
+  s = system_random.Fill(reinterpret_cast<uint8_t*>(&first_incarnation),
+                         sizeof(first_incarnation));
+  if (!s.ok()) return s;
+  std::unique_ptr<LinkStore> opened(
+      new LinkStore(resolved, std::move(db), first_incarnation));
   s = opened->BuildListIndex();
   if (!s.ok()) return s;
   if (options.stats_flush_ms > 0) {
@@ -122,14 +130,16 @@ void LinkStore::RunFlusher(int interval_ms) {
 }
 
 LinkStore::LinkStore(const LinkStoreOptions& options,
-                     std::unique_ptr<bloomkv::DB> db)
+                     std::unique_ptr<bloomkv::DB> db,
+                     uint64_t first_incarnation)
     : now_(options.now),
       owned_random_(options.random == nullptr
                         ? std::make_unique<SystemRandomSource>()
                         : nullptr),
       random_(options.random != nullptr ? options.random : owned_random_.get()),
       url_hash_(options.TEST_url_hash),
-      db_(std::move(db)) {}
+      db_(std::move(db)),
+      next_incarnation_(first_incarnation) {}
 
 LinkStore::~LinkStore() {
   if (flusher_.joinable()) {
@@ -257,6 +267,8 @@ Status LinkStore::Create(std::string_view url, std::string_view alias,
   fresh.url.assign(url);
   fresh.created = now;
   fresh.expires_at = expires_at;
+  if (next_incarnation_ == 0) next_incarnation_++;  // 0 marks version 1
+  fresh.incarnation = next_incarnation_++;
   entries.push_back(IndexEntry{chosen, expires_at});
 
   std::string record_value, index_value;
@@ -291,8 +303,8 @@ Status LinkStore::Remove(std::string_view code) {
   bloomkv::WriteBatch batch;
   batch.Delete(CodeKey(code));
   batch.Delete(ClickKey(code));
-  // A link created under this code later, even in the same second, must not
-  // inherit them.
+  // A click still to come from a redirect that read this link is told from
+  // a later link's by the incarnation; those gathered so far can go now.
   clicks_.Forget(code);
 
   LinkRecord record;
@@ -399,7 +411,7 @@ Status LinkStore::Patch(std::string_view code, const LinkPatch& patch,
   if (s.ok()) {
     ClickRecord clicks;
     if (DecodeClickRecord(code, value, &clicks).ok() &&
-        clicks.link_created == patched.created) {
+        IsSameLink(patched, clicks.link_created, clicks.link_incarnation)) {
       clicks.expires_at = patched.expires_at;
       EncodeClickRecord(clicks, &value);
       batch.Put(ClickKey(code), value);
@@ -477,7 +489,9 @@ Status LinkStore::Clicks(std::string_view code, const LinkRecord& record,
   s = DecodeClickRecord(code, value, &stored);
   if (!s.ok()) return s;
   // Left behind by an earlier link of this code: not this link's clicks.
-  if (stored.link_created != record.created) return Status::OK();
+  if (!IsSameLink(record, stored.link_created, stored.link_incarnation)) {
+    return Status::OK();
+  }
   const int32_t first_shown = DayOf(now_()) - (kClickDays - 1);
   std::erase_if(stored.days, [first_shown](const DayCount& d) {
     return d.day < first_shown;
@@ -503,7 +517,7 @@ Status LinkStore::FlushClicks() {
     if (!s.ok()) return s;
     LinkRecord link;
     if (!DecodeLinkRecord(delta.code, value, &link).ok() ||
-        link.created != delta.link_created) {
+        !IsSameLink(link, delta.link_created, delta.link_incarnation)) {
       continue;  // unreadable, or another link of that code now
     }
 
@@ -514,11 +528,14 @@ Status LinkStore::FlushClicks() {
       // it); these clicks are dropped rather than written over it.
       if (!DecodeClickRecord(delta.code, value, &clicks).ok()) continue;
       // A record of an earlier link of this code starts over.
-      if (clicks.link_created != link.created) clicks = ClickRecord();
+      if (!IsSameLink(link, clicks.link_created, clicks.link_incarnation)) {
+        clicks = ClickRecord();
+      }
     } else if (!s.IsNotFound()) {
       return s;
     }
     clicks.link_created = link.created;
+    clicks.link_incarnation = link.incarnation;
     clicks.expires_at = link.expires_at;
     MergeClicks(delta, today, &clicks);
     EncodeClickRecord(clicks, &value);

@@ -136,10 +136,11 @@ class LinkStore {
   bloomkv::Status List(std::string_view after, size_t limit,
                        std::vector<ListedLink>* links, std::string* next);
 
-  // Counts a click on the link `code` created at `link_created`, now. Never
-  // touches the database.
-  void RecordClick(std::string_view code, int64_t link_created) {
-    clicks_.Record(code, link_created, now_());
+  // Counts a click, now, on `link` (as Lookup read it) under `code`. Never
+  // touches the database. If the code names another link by the time the
+  // clicks are merged, this click is dropped.
+  void RecordClick(std::string_view code, const LinkRecord& link) {
+    clicks_.Record(code, link.created, link.incarnation, now_());
   }
   // The stored click counts of `record`'s link (zero if it has none), the
   // days limited to the kClickDays ending today. Clicks gathered since the
@@ -160,7 +161,8 @@ class LinkStore {
   bloomkv::DB* db() { return db_.get(); }
 
  private:
-  LinkStore(const LinkStoreOptions& options, std::unique_ptr<bloomkv::DB> db);
+  LinkStore(const LinkStoreOptions& options, std::unique_ptr<bloomkv::DB> db,
+            uint64_t first_incarnation);
 
   // Writes the "t:" key of every link, unless the marker says they exist
   // (a database created before listing existed has none).
@@ -188,6 +190,11 @@ class LinkStore {
   // The list-index marker is stored. Guarded by mutex_ (set once at open
   // before any other thread can call in).
   bool list_index_marked_ = false;
+  // The incarnation of the next link created: counted up, so unique within
+  // the process, from a random start, so that a link is also told from one
+  // of its code created in the same second by the process before a quick
+  // restart. Guarded by mutex_; 0 is skipped (it stands for version 1).
+  uint64_t next_incarnation_;
   ClickAggregator clicks_;
 
   std::mutex flusher_mutex_;

@@ -340,7 +340,7 @@ void Service::Route(const HttpRequest& req, HttpResponse& res) {
   if (get && segment("/", &code)) {
     LinkRecord record;
     if (!Lookup(code, res, &record)) return;
-    store_->RecordClick(code, record.created);
+    store_->RecordClick(code, record);
     res.status = redirect_status_;
     res.headers.emplace_back("Location", record.url);
     return;

@@ -150,7 +150,8 @@ async function main() {
     await page.click("#shorten");
     const badUrl = await visibleText(page, "#shorten-error");
     const apiError = JSON.parse((await new Promise((resolve, reject) => {
-      const req = http.request(`${base}/api/links`, {method: "POST"}, (r) => {
+      const req = http.request(`${base}/api/links`, {
+        method: "POST", headers: {"Content-Type": "application/json"}}, (r) => {
         let b = "";
         r.on("data", (d) => (b += d));
         r.on("end", () => resolve(b));

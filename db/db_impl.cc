@@ -12,6 +12,7 @@
 #include "db/filter_allocation.h"
 #include "db/log_reader.h"
 #include "db/merging_iterator.h"
+#include "db/segment_lookup.h"
 #include "db/segment_output.h"
 #include "db/write_batch_internal.h"
 #include "util/file_limit.h"
@@ -1157,8 +1158,19 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key,
   if (found) {
     read_counters_.ShardFor(thread).Add(kMemtableHits, 1);
   } else {
-    s = GetFromSegments(options, view->version(), key, hash, snapshot, value,
-                        trace, thread, &found, &deleted);
+    SegmentReadOptions sro;
+    sro.verify_checksums = options.verify_checksums || options_.paranoid_checks;
+    sro.fill_cache = options.fill_cache;
+    SegmentLookup lookup(table_cache_.get(), sro, key, hash, snapshot, value,
+                         trace, thread);
+    view->version().ForEachCandidate(
+        key, hash, [&lookup](const FileMetaData& f, int level) {
+          return lookup.Consult(f, level);
+        });
+    lookup.Finish(&read_counters_.ShardFor(thread));
+    s = lookup.status();
+    found = lookup.found();
+    deleted = lookup.deleted();
   }
   read_views_.Release(thread, view);
   if (!s.ok()) {
@@ -1171,141 +1183,6 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key,
   }
   if (trace != nullptr) trace->result = deleted ? "deleted" : "not found";
   return Status::NotFound("");
-}
-
-Status DBImpl::GetFromSegments(const ReadOptions& options, const Version& v,
-                               const Slice& key, uint64_t hash,
-                               SequenceNumber snapshot, std::string* value,
-                               GetTrace* trace, size_t thread, bool* found,
-                               bool* deleted) {
-  *found = false;
-  *deleted = false;
-  SegmentReadOptions sro;
-  sro.verify_checksums = options.verify_checksums || options_.paranoid_checks;
-  sro.fill_cache = options.fill_cache;
-
-  uint64_t consulted = 0, range_skips = 0, negatives = 0, positives = 0,
-           false_positives = 0;
-  SegmentReadStats io;
-  Status s;
-
-  // Returns true when the search is over (found, deleted or error).
-  auto consult = [&](const FileMetaData& f, int level) -> bool {
-    SegmentTrace* t = nullptr;
-    if (trace != nullptr) {
-      t = &trace->segments.emplace_back();
-      t->file_number = f.number;
-      t->level = level;
-    }
-    if (key.compare(ExtractUserKey(f.smallest)) < 0 ||
-        key.compare(ExtractUserKey(f.largest)) > 0) {
-      range_skips++;
-      return false;  // t->outcome defaults to kSkippedByRange
-    }
-    consulted++;
-    if (!f.open_status.ok()) {
-      s = f.open_status;
-      if (t != nullptr) t->outcome = SegmentOutcome::kError;
-      return true;
-    }
-    SegmentCounters::Shard& fc = f.counters.ShardFor(thread);
-    fc.Add(kSegmentLookups, 1);
-    if (t != nullptr) t->had_filter = f.filter != nullptr;
-    // The filter is in memory for every live segment: a negative needs no
-    // open file.
-    if (f.filter != nullptr && !f.filter->KeyMayMatch(hash)) {
-      negatives++;
-      fc.Add(kSegmentFilterNegatives, 1);
-      if (t != nullptr) t->outcome = SegmentOutcome::kSkippedByFilter;
-      return false;
-    }
-    TableCache::Handle segment;
-    s = table_cache_->AcquireForLookup(f, thread, &segment);
-    SegmentReadStats seg_io;
-    LookupResult result = LookupResult::kNotFound;
-    if (s.ok()) {
-      s = segment.reader()->Search(sro, key, snapshot, &result, value, &seg_io);
-    }
-    io.data_blocks_read += seg_io.data_blocks_read;
-    io.bytes_read += seg_io.bytes_read;
-    io.cache_hits += seg_io.cache_hits;
-    io.cache_misses += seg_io.cache_misses;
-    if (t != nullptr) {
-      t->data_blocks_read = seg_io.data_blocks_read;
-      t->bytes_read = seg_io.bytes_read;
-      t->cache_hits = seg_io.cache_hits;
-    }
-    if (!s.ok()) {
-      if (t != nullptr) t->outcome = SegmentOutcome::kError;
-      return true;
-    }
-    positives++;
-    fc.Add(kSegmentFilterPositives, 1);
-    switch (result) {
-      case LookupResult::kFound:
-        *found = true;
-        if (t != nullptr) t->outcome = SegmentOutcome::kFound;
-        return true;
-      case LookupResult::kDeleted:
-        *found = *deleted = true;
-        if (t != nullptr) t->outcome = SegmentOutcome::kDeleted;
-        return true;
-      default:
-        false_positives++;
-        fc.Add(kSegmentFalsePositives, 1);
-        if (t != nullptr) t->outcome = SegmentOutcome::kFilterFalsePositive;
-        return false;
-    }
-  };
-
-  // The segments the lookup may consult, in order: every level-0 segment,
-  // newest first, then in each deeper level the only one that can hold the
-  // key (levels do not overlap): the first whose largest key is >= key, or
-  // past every range the last one, which then stands for the level so that
-  // counters and traces record it as skipped by key range.
-  const FileMetaData* deeper[kNumLevels] = {};
-  for (int level = 1; level < kNumLevels; level++) {
-    const auto& files = v.files(level);
-    if (files.empty()) continue;
-    auto it = std::lower_bound(
-        files.begin(), files.end(), key, [](const auto& f, const Slice& k) {
-          return ExtractUserKey(f->largest).compare(k) < 0;
-        });
-    deeper[level] = it != files.end() ? it->get() : files.back().get();
-  }
-  // Their filter lines are loaded all at once before the first is asked:
-  // in a store whose filters outgrow the CPU caches each is a cache miss,
-  // and a lookup of an absent key asks them all.
-  for (const auto& f : v.files(0)) {
-    if (f->filter != nullptr) f->filter->Prefetch(hash);
-  }
-  for (const FileMetaData* f : deeper) {
-    if (f != nullptr && f->filter != nullptr) f->filter->Prefetch(hash);
-  }
-
-  bool done = false;
-  for (const auto& f : v.files(0)) {
-    if ((done = consult(*f, 0))) break;
-  }
-  for (int level = 1; !done && level < kNumLevels; level++) {
-    if (deeper[level] != nullptr) done = consult(*deeper[level], level);
-  }
-
-  auto& c = read_counters_.ShardFor(thread);
-  c.Add(kSegmentsConsulted, consulted);
-  if (range_skips) c.Add(kSkippedByRange, range_skips);
-  if (negatives) c.Add(kFilterNegatives, negatives);
-  if (positives) c.Add(kFilterPositives, positives);
-  if (false_positives) c.Add(kFilterFalsePositives, false_positives);
-  if (io.data_blocks_read) c.Add(kDataBlocksRead, io.data_blocks_read);
-  if (io.bytes_read) c.Add(kBytesRead, io.bytes_read);
-  if (io.cache_hits) c.Add(kBlockCacheHits, io.cache_hits);
-  if (io.cache_misses) c.Add(kBlockCacheMisses, io.cache_misses);
-  if (trace != nullptr) {
-    trace->data_blocks_read = io.data_blocks_read;
-    trace->bytes_read = io.bytes_read;
-  }
-  return s;
 }
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {

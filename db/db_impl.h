@@ -55,6 +55,7 @@
 #include "db/log_writer.h"
 #include "db/memtable.h"
 #include "db/read_view.h"
+#include "db/segment_lookup.h"
 #include "db/table_cache.h"
 #include "db/version_set.h"
 #include "db/write_delay.h"
@@ -110,22 +111,6 @@ class DBImpl final : public DB {
     std::atomic<uint64_t> stall_micros{0};  // the two below together
     std::atomic<uint64_t> write_delay_micros{0};
     std::atomic<uint64_t> write_stop_micros{0};
-  };
-
-  // DB-wide counters of reads, bumped by every Get: sharded per thread.
-  enum ReadCounter : size_t {
-    kGets,
-    kMemtableHits,
-    kSegmentsConsulted,
-    kSkippedByRange,
-    kFilterNegatives,
-    kFilterPositives,
-    kFilterFalsePositives,
-    kDataBlocksRead,
-    kBytesRead,
-    kBlockCacheHits,
-    kBlockCacheMisses,
-    kNumReadCounters
   };
 
   // Opens or creates the database; called once by DB::Open.
@@ -218,14 +203,6 @@ class DBImpl final : public DB {
   // pin. Called after every change of any of them. REQUIRES: mu_ held.
   void InstallReadView();
 
-  // Looks in the segments of version v; see Get. thread: the caller's
-  // ThisThreadIndex(), for the counters.
-  Status GetFromSegments(const ReadOptions& options, const Version& v,
-                         const Slice& key, uint64_t hash,
-                         SequenceNumber snapshot, std::string* value,
-                         GetTrace* trace, size_t thread, bool* found,
-                         bool* deleted);
-
   Options options_;  // sanitized: env and cache set
   Env* const env_;
   const bool read_only_;
@@ -239,7 +216,7 @@ class DBImpl final : public DB {
   // application set none; null for a read-only open without one.
   Logger* info_log_ = nullptr;
   std::shared_ptr<InfoLogFile> info_log_file_;
-  ShardedCounters<kNumReadCounters> read_counters_;
+  ReadCounters read_counters_;
 
   std::mutex mu_;
   std::condition_variable flush_cv_;    // wakes the flush thread

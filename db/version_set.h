@@ -13,6 +13,7 @@
 #ifndef BLOOMKV_DB_VERSION_SET_H_
 #define BLOOMKV_DB_VERSION_SET_H_
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -29,6 +30,7 @@
 #include "bloomkv/status.h"
 #include "db/log_writer.h"
 #include "db/version_edit.h"
+#include "table/segment_reader.h"
 
 namespace bloomkv {
 
@@ -50,6 +52,19 @@ class Version {
   }
   uint64_t LevelBytes(int level) const;
 
+  // Calls consult(f, level) for each segment a point lookup of user key
+  // `key` must consult, in order, until it returns true: every level-0
+  // segment, newest first, then in each deeper level the only one that can
+  // hold the key (levels do not overlap): the first whose largest key is
+  // >= key, or past every range the last one, which then stands for the
+  // level so that counters and traces record it as skipped by key range.
+  // Before the first call it prefetches every candidate's filter line for
+  // `hash`: in a store whose filters outgrow the CPU caches each is a cache
+  // miss, and a lookup of an absent key asks them all.
+  template <typename Consult>
+  void ForEachCandidate(const Slice& key, uint64_t hash,
+                        Consult&& consult) const;
+
   // A version holding files[level] at each level (level 0 newest first,
   // deeper levels in key order), for tests of what reads versions.
   static std::shared_ptr<const Version> TEST_New(
@@ -59,6 +74,33 @@ class Version {
   friend class VersionSet;
   FileList files_[kNumLevels];
 };
+
+template <typename Consult>
+void Version::ForEachCandidate(const Slice& key, uint64_t hash,
+                               Consult&& consult) const {
+  const FileMetaData* deeper[kNumLevels] = {};
+  for (int level = 1; level < kNumLevels; level++) {
+    const FileList& files = files_[level];
+    if (files.empty()) continue;
+    auto it = std::lower_bound(
+        files.begin(), files.end(), key, [](const auto& f, const Slice& k) {
+          return ExtractUserKey(f->largest).compare(k) < 0;
+        });
+    deeper[level] = it != files.end() ? it->get() : files.back().get();
+  }
+  for (const auto& f : files_[0]) {
+    if (f->filter != nullptr) f->filter->Prefetch(hash);
+  }
+  for (const FileMetaData* f : deeper) {
+    if (f != nullptr && f->filter != nullptr) f->filter->Prefetch(hash);
+  }
+  for (const auto& f : files_[0]) {
+    if (consult(*f, 0)) return;
+  }
+  for (int level = 1; level < kNumLevels; level++) {
+    if (deeper[level] != nullptr && consult(*deeper[level], level)) return;
+  }
+}
 
 class VersionSet {
  public:

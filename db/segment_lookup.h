@@ -1,0 +1,99 @@
+// SegmentLookup: one point lookup's search through the segments of a
+// version, one candidate at a time (Version::ForEachCandidate chooses them):
+// key range, filter, then the segment itself through the table cache. It
+// keeps the lookup's counters and, when asked for, its trace, and adds the
+// counters to the database's once the search is over.
+//
+// Thread-safety: one object per lookup, used by one thread.
+#ifndef BLOOMKV_DB_SEGMENT_LOOKUP_H_
+#define BLOOMKV_DB_SEGMENT_LOOKUP_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "bloomkv/slice.h"
+#include "bloomkv/statistics.h"
+#include "bloomkv/status.h"
+#include "db/version_edit.h"
+#include "table/segment_reader.h"
+#include "util/sharded_counter.h"
+
+namespace bloomkv {
+
+class TableCache;
+
+// DB-wide counters of reads, bumped by every Get: sharded per thread.
+enum ReadCounter : size_t {
+  kGets,
+  kMemtableHits,
+  kSegmentsConsulted,
+  kSkippedByRange,
+  kFilterNegatives,
+  kFilterPositives,
+  kFilterFalsePositives,
+  kDataBlocksRead,
+  kBytesRead,
+  kBlockCacheHits,
+  kBlockCacheMisses,
+  kNumReadCounters
+};
+using ReadCounters = ShardedCounters<kNumReadCounters>;
+
+class SegmentLookup {
+ public:
+  // Looks for user key `key` (its KeyHash `hash`) as of `snapshot`; a found
+  // value goes to *value. trace: null, or where each segment's outcome is
+  // recorded. thread: the caller's ThisThreadIndex(), for the counters.
+  // REQUIRES: every argument outlives the lookup.
+  SegmentLookup(TableCache* table_cache, const SegmentReadOptions& options,
+                const Slice& key, uint64_t hash, SequenceNumber snapshot,
+                std::string* value, GetTrace* trace, size_t thread)
+      : table_cache_(table_cache),
+        options_(options),
+        key_(key),
+        hash_(hash),
+        snapshot_(snapshot),
+        value_(value),
+        trace_(trace),
+        thread_(thread) {}
+
+  SegmentLookup(const SegmentLookup&) = delete;
+  SegmentLookup& operator=(const SegmentLookup&) = delete;
+
+  // Consults segment f of `level`; true when the search is over: the key
+  // was found (found()), is deleted there (deleted()), or the segment could
+  // not be read (status()).
+  bool Consult(const FileMetaData& f, int level);
+
+  // Adds this lookup's counters to *counters (and totals to the trace).
+  void Finish(ReadCounters::Shard* counters);
+
+  bool found() const { return found_; }
+  bool deleted() const { return deleted_; }
+  const Status& status() const { return status_; }
+
+ private:
+  TableCache* const table_cache_;
+  const SegmentReadOptions& options_;
+  const Slice key_;
+  const uint64_t hash_;
+  const SequenceNumber snapshot_;
+  std::string* const value_;
+  GetTrace* const trace_;
+  const size_t thread_;
+
+  bool found_ = false;
+  bool deleted_ = false;
+  Status status_;
+  uint64_t consulted_ = 0;
+  uint64_t range_skips_ = 0;
+  uint64_t negatives_ = 0;
+  uint64_t positives_ = 0;
+  uint64_t false_positives_ = 0;
+  SegmentReadStats io_;
+};
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_DB_SEGMENT_LOOKUP_H_

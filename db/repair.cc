@@ -4,11 +4,14 @@
 //  1. Every log is replayed into new level-0 segments; damaged regions are
 //     skipped and counted. The log then moves to lost/.
 //  2. Every other segment is read in full with checksums on. An intact one
-//     is kept. One with a bad data block is salvaged: the entries before the
-//     first bad block (reading forward) and after the last one (reading
-//     backward) go into a new segment, and the original moves to lost/. One
-//     that cannot be opened (footer, index or properties damaged, or
-//     truncated) moves to lost/ whole.
+//     is kept. A damaged one is salvaged block by block: every data block
+//     whose checksum holds goes, entry by entry with its sequence number and
+//     type, into a new segment, and the original moves to lost/. The data
+//     blocks are found through the index when the footer and index read
+//     back; otherwise by scanning the file from offset 0, where they lie
+//     back to back (see FindBlockEnd). The entries lost are the count the
+//     segment's properties or the old manifests record, minus those
+//     salvaged; with neither readable the report says the count is unknown.
 //  3. Level 0 is searched newest first by file number, so the segments are
 //     renumbered in the order of their sequence numbers. When two segments
 //     share user keys and their sequence ranges interleave (a segment from
@@ -21,8 +24,13 @@
 #include "bloomkv/repair.h"
 
 #include <algorithm>
+#include <map>
 #include <memory>
+#include <utility>
 #include <vector>
+
+#define XXH_STATIC_LINKING_ONLY  // for XXH3_state_t on the stack
+#include <xxhash.h>
 
 #include "bloomkv/env.h"
 #include "bloomkv/write_batch.h"
@@ -35,7 +43,11 @@
 #include "db/version_edit.h"
 #include "db/version_set.h"
 #include "db/write_batch_internal.h"
+#include "table/block.h"
+#include "table/format.h"
+#include "table/properties.h"
 #include "table/segment_reader.h"
+#include "util/coding.h"
 
 namespace bloomkv {
 namespace {
@@ -59,6 +71,24 @@ void NoteSequence(const Slice& internal_key, RepairedSegment* seg) {
   }
 }
 
+// A file's bytes already in memory, read through the RandomAccessFile
+// interface that block reads take: salvage reads a damaged segment once and
+// then looks for its blocks without going back to the disk.
+class MemoryFile final : public RandomAccessFile {
+ public:
+  explicit MemoryFile(const Slice& data) : data_(data) {}
+  Status Read(uint64_t offset, size_t n, Slice* result,
+              char* /*scratch*/) const override {
+    const uint64_t start = std::min<uint64_t>(offset, data_.size());
+    *result = Slice(data_.data() + start,
+                    std::min<uint64_t>(n, data_.size() - start));
+    return Status::OK();
+  }
+
+ private:
+  const Slice data_;
+};
+
 class Repairer {
  public:
   Repairer(const Options& options, std::string dbname)
@@ -78,6 +108,7 @@ class Repairer {
       return Status::IOError(dbname_, "database is in use: " + s.message());
     }
     s = FindFiles();
+    if (s.ok()) ReadManifests();
     if (s.ok()) s = ConvertLogs();
     if (s.ok()) s = ScanSegments();
     if (s.ok()) s = OrderSegments();
@@ -105,6 +136,31 @@ class Repairer {
     std::sort(logs_.begin(), logs_.end());
     std::sort(segment_numbers_.begin(), segment_numbers_.end());
     return Status::OK();
+  }
+
+  // Notes how many entries the old manifests say each segment held, for
+  // segments whose own properties cannot be read. Best effort: a manifest
+  // that is damaged or unreadable (often why repair runs) yields what it can.
+  void ReadManifests() {
+    struct Ignore final : log::Reader::Reporter {
+      void Corruption(size_t, const Status&) override {}
+    } ignore;
+    for (const std::string& name : manifests_) {
+      const std::string fname = dbname_ + "/" + name;
+      std::unique_ptr<SequentialFile> file;
+      if (!env_->NewSequentialFile(fname, &file).ok()) continue;
+      log::Reader reader(file.get(), fname, &ignore, /*verify_checksums=*/true);
+      Slice record;
+      std::string scratch;
+      while (reader.ReadRecord(&record, &scratch)) {
+        VersionEdit edit;
+        if (!edit.DecodeFrom(record).ok()) continue;
+        for (const auto& [level, f] : edit.new_files()) {
+          listed_entries_[f->number] = f->num_entries;
+        }
+      }
+      reader.status().PermitUncheckedError();
+    }
   }
 
   Status MoveToLost(const std::string& name) {
@@ -240,28 +296,19 @@ class Repairer {
     return std::shared_ptr<MemTable>(mem, [](MemTable* m) { m->Unref(); });
   }
 
-  // Reads entries from it's position on, forward or backward, while they
-  // are well-formed and in order, and (backward) after `stop`. Adds each to
-  // *seg's key and sequence range, and to *mem when given.
-  static uint64_t Take(Iterator* it, bool forward, const std::string& stop,
-                       RepairedSegment* seg, MemTable* mem) {
+  // Reads entries from it's position on while they are well-formed and in
+  // order, adding each to *seg's key and sequence range. Returns how many.
+  static uint64_t Take(Iterator* it, RepairedSegment* seg) {
     uint64_t n = 0;
     std::string previous;
-    for (; it->Valid(); forward ? it->Next() : it->Prev()) {
+    for (; it->Valid(); it->Next()) {
       ParsedInternalKey parsed;
       if (!ParseInternalKey(it->key(), &parsed)) break;
-      if (n > 0 && (CompareInternalKeys(it->key(), previous) > 0) != forward) {
-        break;
-      }
-      if (!stop.empty() && CompareInternalKeys(it->key(), stop) <= 0) break;
+      if (n > 0 && CompareInternalKeys(it->key(), previous) <= 0) break;
       previous.assign(it->key().data(), it->key().size());
-      if (n == 0)
-        (forward ? seg->meta->smallest : seg->meta->largest) = previous;
-      (forward ? seg->meta->largest : seg->meta->smallest) = previous;
+      if (n == 0) seg->meta->smallest = previous;
+      seg->meta->largest = previous;
       NoteSequence(it->key(), seg);
-      if (mem != nullptr) {
-        mem->Add(parsed.sequence, parsed.type, parsed.user_key, it->value());
-      }
       n++;
     }
     return n;
@@ -271,47 +318,255 @@ class Repairer {
     const std::string name = BaseName(SegmentFileName(dbname_, number));
     std::unique_ptr<SegmentReader> reader;
     Status s = OpenSegment(number, &reader);
-    if (!s.ok()) {
-      if (s.IsIOError()) return s;  // not damage: let the operator retry
+    if (s.IsIOError()) return s;  // not damage: let the operator retry
+    if (s.IsNotSupported()) {
+      // A format this build does not read: set aside whole, not scanned.
       report_.segments_lost++;
+      CountDropped(number, /*from_properties=*/false, 0, 0);
       return MoveToLost(name);
     }
-    SegmentReadOptions ro;
-    ro.fill_cache = false;
-    RepairedSegment seg;
-    seg.meta = std::make_shared<FileMetaData>();
-    std::unique_ptr<Iterator> it = reader->NewIterator(ro, nullptr);
-    it->SeekToFirst();
-    const uint64_t n = Take(it.get(), /*forward=*/true, "", &seg, nullptr);
-    const uint64_t listed = reader->properties().num_entries;
-    if (it->status().ok() && !it->Valid() && n == listed) {
-      seg.meta->number = number;
-      seg.meta->file_size = reader->file_size();
-      seg.meta->num_entries = n;
-      max_sequence_ = std::max(max_sequence_, seg.max_sequence);
-      report_.segments_kept++;
-      if (n > 0) segments_.push_back(std::move(seg));
-      return Status::OK();
+    if (s.ok()) {
+      SegmentReadOptions ro;
+      ro.fill_cache = false;
+      RepairedSegment seg;
+      seg.meta = std::make_shared<FileMetaData>();
+      std::unique_ptr<Iterator> it = reader->NewIterator(ro, nullptr);
+      it->SeekToFirst();
+      const uint64_t n = Take(it.get(), &seg);
+      if (it->status().ok() && !it->Valid() &&
+          n == reader->properties().num_entries) {
+        seg.meta->number = number;
+        seg.meta->file_size = reader->file_size();
+        seg.meta->num_entries = n;
+        max_sequence_ = std::max(max_sequence_, seg.max_sequence);
+        report_.segments_kept++;
+        if (n > 0) segments_.push_back(std::move(seg));
+        return Status::OK();
+      }
     }
-    // Salvage: the entries before the first unreadable one, then those after
-    // the last one (reading backward), into a new segment.
-    std::shared_ptr<MemTable> mem = NewMemTable();
-    RepairedSegment head, tail;
-    head.meta = std::make_shared<FileMetaData>();
-    tail.meta = std::make_shared<FileMetaData>();
-    it = reader->NewIterator(ro, nullptr);
-    it->SeekToFirst();
-    uint64_t salvaged = Take(it.get(), true, "", &head, mem.get());
-    it = reader->NewIterator(ro, nullptr);
-    it->SeekToLast();
-    salvaged += Take(it.get(), false, head.meta->largest, &tail, mem.get());
-    if (listed > salvaged) report_.entries_dropped += listed - salvaged;
-    it.reset();
     reader.reset();
+    s = SalvageSegment(number);
+    if (!s.ok()) return s;
+    return MoveToLost(name);
+  }
+
+  // Adds to the report what a damaged segment lost: the entries its
+  // properties (when from_properties) or the old manifests list, minus the
+  // `salvaged` ones; or, when neither is known, that the loss is unknown.
+  void CountDropped(uint64_t number, bool from_properties, uint64_t listed,
+                    uint64_t salvaged) {
+    if (!from_properties) {
+      auto it = listed_entries_.find(number);
+      if (it == listed_entries_.end()) {
+        report_.segments_with_unknown_loss++;
+        return;
+      }
+      listed = it->second;
+    }
+    if (listed > salvaged) report_.entries_dropped += listed - salvaged;
+  }
+
+  // Whether a raw (uncompressed) block payload can end at `end` given that
+  // it starts at `start`: its last fixed32 is a restart count that fits,
+  // and the first restart offset is 0. A cheap test that spares most
+  // candidate ends the checksum.
+  static bool PlausibleRawBlock(const char* data, uint64_t start,
+                                uint64_t end) {
+    const uint64_t size = end - start;
+    if (size < 8) return false;
+    const uint64_t num_restarts = DecodeFixed32(data + end - 4);
+    if (num_restarts == 0 || num_restarts > (size - 4) / 4) return false;
+    const uint64_t restarts = size - 4 - 4 * num_restarts;
+    return DecodeFixed32(data + start + restarts) == 0;
+  }
+
+  // Finds the block that starts at `start` in data[0..limit-1], for a
+  // segment whose index cannot be read. Data blocks lie back to back from
+  // offset 0, each payload || type || fixed32 checksum of (payload || type),
+  // so the block ends at the first candidate whose type byte is valid and
+  // whose checksum matches. One streaming hash state grows over the bytes
+  // from `start` on and is asked for its digest at each candidate, so the
+  // search is linear in the bytes it passes: O(file) for a block that is
+  // damaged (its end is never found, and the scan stops there).
+  static bool FindBlockEnd(const char* data, uint64_t start, uint64_t limit,
+                           BlockHandle* handle) {
+    XXH3_state_t state;
+    XXH3_64bits_reset(&state);
+    uint64_t hashed = start;  // data[start..hashed-1] is in the state
+    for (uint64_t end = start + 1; end + kBlockTrailerSize <= limit; end++) {
+      const auto type =
+          static_cast<CompressionType>(static_cast<uint8_t>(data[end]));
+      if (type != CompressionType::kNone && type != CompressionType::kLZ4) {
+        continue;
+      }
+      if (type == CompressionType::kNone &&
+          !PlausibleRawBlock(data, start, end)) {
+        continue;
+      }
+      XXH3_64bits_update(&state, data + hashed, end + 1 - hashed);
+      hashed = end + 1;
+      const auto checksum = static_cast<uint32_t>(XXH3_64bits_digest(&state));
+      if (checksum == DecodeFixed32(data + end + 1)) {
+        handle->offset = start;
+        handle->size = end - start;
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The data block handles of a segment, from its index, when the footer
+  // and the index read back. Also the properties' entry count, when they
+  // read back, and the end of the data blocks, when the footer does.
+  struct SegmentLayout {
+    bool have_index = false;
+    std::vector<BlockHandle> data_blocks;
+    bool have_properties = false;
+    uint64_t num_entries = 0;
+    uint64_t data_end = 0;  // the file size unless the footer is intact
+  };
+
+  static SegmentLayout ReadLayout(const RandomAccessFile* file,
+                                  const std::string& fname, const Slice& data) {
+    SegmentLayout layout;
+    layout.data_end = data.size();
+    if (data.size() < kFooterSize) return layout;
+    const uint64_t footer_offset = data.size() - kFooterSize;
+    Footer footer;
+    if (!footer
+             .DecodeFrom(Slice(data.data() + footer_offset, kFooterSize), fname,
+                         footer_offset)
+             .ok()) {
+      return layout;
+    }
+    const BlockHandle& first_meta = footer.filter_handle.size > 0
+                                        ? footer.filter_handle
+                                        : footer.properties_handle;
+    layout.data_end = std::min(first_meta.offset, footer_offset);
+    std::string contents;
+    SegmentProperties props;
+    if (ReadBlock(file, fname, footer.properties_handle, true, &contents,
+                  nullptr)
+            .ok() &&
+        props.DecodeFrom(contents).ok()) {
+      layout.have_properties = true;
+      layout.num_entries = props.num_entries;
+    }
+    std::shared_ptr<const Block> index;
+    if (!ReadBlock(file, fname, footer.index_handle, true, &contents, nullptr)
+             .ok() ||
+        !Block::Parse(contents, fname, footer.index_handle.offset, &index)
+             .ok()) {
+      return layout;
+    }
+    std::unique_ptr<Iterator> it = Block::NewIterator(index);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      Slice v = it->value();
+      BlockHandle h;
+      if (!h.DecodeFrom(&v) || h.offset > layout.data_end ||
+          h.size > layout.data_end - h.offset) {
+        return layout;
+      }
+      layout.data_blocks.push_back(h);
+    }
+    layout.have_index = it->status().ok();
+    return layout;
+  }
+
+  // The entries of the data block at handle, if its checksum holds and
+  // every entry is a well-formed internal key of a data entry, in order
+  // after *last (the last key taken from the segment so far; updated).
+  static bool ReadDataBlock(
+      const RandomAccessFile* file, const std::string& fname,
+      const BlockHandle& handle, std::string* last,
+      std::vector<std::pair<std::string, std::string>>* entries) {
+    entries->clear();
+    std::string contents;
+    std::shared_ptr<const Block> block;
+    if (!ReadBlock(file, fname, handle, /*verify_checksum=*/true, &contents,
+                   nullptr)
+             .ok() ||
+        !Block::Parse(contents, fname, handle.offset, &block).ok()) {
+      return false;
+    }
+    std::string previous = *last;
+    std::unique_ptr<Iterator> it = Block::NewIterator(block);
+    for (it->SeekToFirst(); it->Valid(); it->Next()) {
+      ParsedInternalKey parsed;
+      // An index separator carries the largest sequence number: a block of
+      // those is the index, met by a scan past the data blocks.
+      if (!ParseInternalKey(it->key(), &parsed) ||
+          parsed.sequence >= kMaxSequenceNumber ||
+          (!previous.empty() &&
+           CompareInternalKeys(it->key(), previous) <= 0)) {
+        return false;
+      }
+      previous.assign(it->key().data(), it->key().size());
+      entries->emplace_back(previous, it->value().ToString());
+    }
+    if (!it->status().ok()) return false;
+    *last = std::move(previous);
+    return true;
+  }
+
+  // Rewrites every readable data block of a damaged segment into new
+  // segments and counts what was lost. The caller moves the file to lost/.
+  Status SalvageSegment(uint64_t number) {
+    const std::string fname = SegmentFileName(dbname_, number);
+    uint64_t size = 0;
+    Status s = env_->GetFileSize(fname, &size);
+    std::unique_ptr<RandomAccessFile> file;
+    if (s.ok()) s = env_->NewRandomAccessFile(fname, &file);
+    if (!s.ok()) return s;
+    std::string scratch(static_cast<size_t>(size), '\0');
+    Slice data;
+    s = file->Read(0, static_cast<size_t>(size), &data, scratch.data());
+    if (!s.ok()) return s;
+    const MemoryFile contents(data);
+    const SegmentLayout layout = ReadLayout(&contents, fname, data);
+
+    std::shared_ptr<MemTable> mem = NewMemTable();
+    std::vector<std::pair<std::string, std::string>> entries;
+    std::string last;  // the last internal key taken
+    uint64_t salvaged = 0;
+    auto take = [&]() -> Status {
+      for (const auto& [key, value] : entries) {
+        ParsedInternalKey parsed;
+        if (ParseInternalKey(key, &parsed)) {
+          mem->Add(parsed.sequence, parsed.type, parsed.user_key, value);
+        }
+      }
+      salvaged += entries.size();
+      if (mem->ApproximateMemoryUsage() <= options_.write_buffer_size) {
+        return Status::OK();
+      }
+      Status flushed = FlushMemTable(mem.get());
+      mem = NewMemTable();
+      return flushed;
+    };
+    if (layout.have_index) {
+      for (const BlockHandle& h : layout.data_blocks) {
+        if (!ReadDataBlock(&contents, fname, h, &last, &entries)) continue;
+        s = take();
+        if (!s.ok()) return s;
+      }
+    } else {
+      // Without the index, a block that cannot be read ends the scan: where
+      // the next one starts is unknown.
+      BlockHandle h;
+      for (uint64_t pos = 0;
+           FindBlockEnd(data.data(), pos, layout.data_end, &h) &&
+           ReadDataBlock(&contents, fname, h, &last, &entries);
+           pos = h.offset + h.size + kBlockTrailerSize) {
+        s = take();
+        if (!s.ok()) return s;
+      }
+    }
     s = FlushMemTable(mem.get());
     if (!s.ok()) return s;
-    report_.segments_salvaged++;
-    return MoveToLost(name);
+    CountDropped(number, layout.have_properties, layout.num_entries, salvaged);
+    (salvaged > 0 ? report_.segments_salvaged : report_.segments_lost)++;
+    return Status::OK();
   }
 
   // Whether searching the segments newest first by max sequence finds the
@@ -418,6 +673,8 @@ class Repairer {
   std::vector<uint64_t> logs_;
   std::vector<uint64_t> segment_numbers_;  // found on disk, oldest first
   std::vector<std::string> manifests_;
+  // Entries per segment number, as the old manifests record them.
+  std::map<uint64_t, uint64_t> listed_entries_;
   std::vector<RepairedSegment> segments_;  // the repaired database
 };
 

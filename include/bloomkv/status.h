@@ -46,12 +46,24 @@ class [[nodiscard]] Status {
     return Status(Code::kIOError, msg, msg2);
   }
 
+  // An IOError caused by a resource that someone else holds: the database's
+  // LOCK, held by another process or by another handle in this one.
+  // IsIOError() is true as well (code() is kIOError and ToString() reads
+  // "IO error: ..."), so callers that treat every IOError alike need not
+  // change; IsBusy() tells contention from a failure to take the lock.
+  static Status Busy(std::string_view msg, std::string_view msg2 = {}) {
+    Status s(Code::kIOError, msg, msg2);
+    s.busy_ = true;
+    return s;
+  }
+
   bool ok() const { return code_ == Code::kOk; }
   bool IsNotFound() const { return code_ == Code::kNotFound; }
   bool IsCorruption() const { return code_ == Code::kCorruption; }
   bool IsNotSupported() const { return code_ == Code::kNotSupported; }
   bool IsInvalidArgument() const { return code_ == Code::kInvalidArgument; }
   bool IsIOError() const { return code_ == Code::kIOError; }
+  bool IsBusy() const { return busy_; }
 
   Code code() const { return code_; }
   // The message without the code prefix ("" for OK).
@@ -66,6 +78,7 @@ class [[nodiscard]] Status {
   Status(Code code, std::string_view msg, std::string_view msg2);
 
   Code code_ = Code::kOk;
+  bool busy_ = false;  // only with kIOError: see Busy()
   std::string message_;
 };
 

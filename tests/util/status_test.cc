@@ -49,6 +49,29 @@ TEST(StatusTest, EachCodeHasOnePredicateAndPrefix) {
   }
 }
 
+// Busy is an IOError that says the resource is held by someone else; no
+// other status says so.
+TEST(StatusTest, BusyIsAnIOErrorThatSaysSo) {
+  Status s = Status::Busy("LOCK", "held by another process");
+  EXPECT_TRUE(s.IsIOError());
+  EXPECT_TRUE(s.IsBusy());
+  EXPECT_EQ(Status::Code::kIOError, s.code());
+  EXPECT_EQ("LOCK: held by another process", s.message());
+  EXPECT_EQ("IO error: LOCK: held by another process", s.ToString());
+  Status copy = s;
+  EXPECT_TRUE(copy.IsBusy());
+  Status moved = std::move(copy);
+  EXPECT_TRUE(moved.IsBusy());
+  moved = Status::IOError("LOCK", "Permission denied");
+  EXPECT_FALSE(moved.IsBusy());
+  for (const Status& other :
+       {Status::OK(), Status::NotFound("m"), Status::Corruption("m"),
+        Status::NotSupported("m"), Status::InvalidArgument("m"),
+        Status::IOError("m")}) {
+    EXPECT_FALSE(other.IsBusy()) << other.ToString();
+  }
+}
+
 TEST(StatusTest, TwoPartMessage) {
   Status s = Status::Corruption("000012.seg", "bad block checksum at 4096");
   EXPECT_EQ("000012.seg: bad block checksum at 4096", s.message());

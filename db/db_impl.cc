@@ -336,9 +336,10 @@ Status DBImpl::Open() {
   Status s;
   if (!read_only_) {
     s = env_->LockFile(LockFileName(dbname_), &db_lock_);
-    if (!s.ok()) {
-      return Status::IOError(dbname_, "database is in use: " + s.message());
+    if (s.IsBusy()) {
+      return Status::Busy(dbname_, "database is in use: " + s.message());
     }
+    if (!s.ok()) return Status::IOError("cannot create or lock " + s.message());
   }
   if (info_log_file_ != nullptr) info_log_file_->Start();  // lock held: ours
   LogOpening(info_log_, dbname_, options_, read_only_);
@@ -749,9 +750,10 @@ Status DestroyDB(const std::string& path, const Options& options) {
   if (!env->GetChildren(path, &children).ok()) return Status::OK();
   std::unique_ptr<FileLock> lock;
   Status s = env->LockFile(LockFileName(path), &lock);
-  if (!s.ok()) {
-    return Status::IOError(path, "database is in use: " + s.message());
+  if (s.IsBusy()) {
+    return Status::Busy(path, "database is in use: " + s.message());
   }
+  if (!s.ok()) return Status::IOError("cannot create or lock " + s.message());
   for (const auto& name : children) {
     uint64_t number;
     FileType type;

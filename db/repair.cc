@@ -104,9 +104,10 @@ class Repairer {
     }
     std::unique_ptr<FileLock> lock;
     Status s = env_->LockFile(LockFileName(dbname_), &lock);
-    if (!s.ok()) {
-      return Status::IOError(dbname_, "database is in use: " + s.message());
+    if (s.IsBusy()) {
+      return Status::Busy(dbname_, "database is in use: " + s.message());
     }
+    if (!s.ok()) return Status::IOError("cannot create or lock " + s.message());
     s = FindFiles();
     if (s.ok()) ReadManifests();
     if (s.ok()) s = ConvertLogs();

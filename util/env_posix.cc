@@ -453,12 +453,14 @@ class PosixEnv final : public Env {
     // Worse, closing any descriptor of the file (say, a tool reading every
     // file of the database directory) would drop the lock; open file
     // description locks, where available, belong to this descriptor only.
+    // Only a lock held elsewhere is Busy; a file that cannot be opened or
+    // locked at all (permissions, no space, a directory) is an IOError.
     std::lock_guard<std::mutex> guard(mu_);
     if (locked_.count(fname) != 0) {
-      return Status::IOError("lock " + fname, "already held by this process");
+      return Status::Busy("lock " + fname, "already held by this process");
     }
     int fd = ::open(fname.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0) return PosixError(fname, errno);
+    if (fd < 0) return Status::IOError(fname, std::strerror(errno));
     struct ::flock f;
     std::memset(&f, 0, sizeof(f));
     f.l_type = F_WRLCK;
@@ -466,9 +468,11 @@ class PosixEnv final : public Env {
     if (::fcntl(fd, kSetLockCmd, &f) != 0) {
       int err = errno;
       ::close(fd);
-      return Status::IOError("lock " + fname, err == EAGAIN || err == EACCES
-                                                  ? "held by another process"
-                                                  : std::strerror(err));
+      // POSIX lets a lock held by another process fail with either.
+      if (err == EAGAIN || err == EACCES) {
+        return Status::Busy("lock " + fname, "held by another process");
+      }
+      return Status::IOError(fname, std::strerror(err));
     }
     locked_.insert(fname);
     *lock = std::make_unique<PosixFileLock>(fd, fname);

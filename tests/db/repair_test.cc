@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -528,8 +530,70 @@ TEST_F(RepairTest, RefusesAnOpenDatabase) {
   options.create_if_missing = true;
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(options, db_, &db).ok());
-  EXPECT_TRUE(RepairDB(Options(), db_).IsIOError());
+  const Status s = RepairDB(Options(), db_);
+  EXPECT_TRUE(s.IsIOError() && s.IsBusy()) << s.ToString();
+  EXPECT_NE(std::string::npos, s.ToString().find("database is in use"))
+      << s.ToString();
   EXPECT_FALSE(RepairDB(Options(), dir_.File("missing")).ok());
+}
+
+// An Env whose LockFile fails as it would on a full disk.
+class FullDiskLockEnv final : public EnvWrapper {
+ public:
+  FullDiskLockEnv() : EnvWrapper(Env::Default()) {}
+  Status LockFile(const std::string& fname,
+                  std::unique_ptr<FileLock>*) override {
+    return Status::IOError(fname, std::strerror(ENOSPC));
+  }
+};
+
+// Only another holder of the LOCK makes a database "in use". Any other
+// failure to take it (a read-only directory, a full disk, here a directory
+// where LOCK should be, which fails even for root) is an IOError naming the
+// cause. DB::Open, DestroyDB and RepairDB take the lock alike.
+TEST_F(RepairTest, ALockThatCannotBeTakenIsAnIOErrorNotContention) {
+  Options options;
+  options.create_if_missing = true;
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, db_, &db).ok());
+  }
+  const std::string lock = db_ + "/LOCK";
+  ASSERT_TRUE(fs::remove(lock));
+  ASSERT_TRUE(fs::create_directory(lock));
+  FullDiskLockEnv full_disk;
+  Options on_full_disk;
+  on_full_disk.env = &full_disk;
+  const std::vector<std::pair<Options, std::string>> cases = {
+      {Options(), "Is a directory"}, {on_full_disk, "No space left on device"}};
+  for (const auto& [opts, cause] : cases) {
+    SCOPED_TRACE(cause);
+    const std::string expected =
+        "IO error: cannot create or lock " + lock + ": " + cause;
+    std::unique_ptr<DB> db;
+    Status s = DB::Open(opts, db_, &db);
+    EXPECT_TRUE(s.IsIOError() && !s.IsBusy()) << s.ToString();
+    EXPECT_EQ(expected, s.ToString());
+    s = RepairDB(opts, db_);
+    EXPECT_TRUE(s.IsIOError() && !s.IsBusy()) << s.ToString();
+    EXPECT_EQ(expected, s.ToString());
+    s = DestroyDB(db_, opts);
+    EXPECT_TRUE(s.IsIOError() && !s.IsBusy()) << s.ToString();
+    EXPECT_EQ(expected, s.ToString());
+  }
+  // Nothing was changed: with LOCK a file again, the database opens.
+  ASSERT_TRUE(fs::remove(lock));
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(Options(), db_, &db).ok());
+  // Contention is still "in use", through every entry point.
+  std::unique_ptr<DB> second;
+  for (const Status& s :
+       {DB::Open(Options(), db_, &second), RepairDB(Options(), db_),
+        DestroyDB(db_, Options())}) {
+    EXPECT_TRUE(s.IsIOError() && s.IsBusy()) << s.ToString();
+    EXPECT_NE(std::string::npos, s.ToString().find("database is in use"))
+        << s.ToString();
+  }
 }
 
 }  // namespace

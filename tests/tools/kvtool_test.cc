@@ -816,6 +816,29 @@ TEST_F(KvtoolTest, PutDeleteAndCompact) {
   EXPECT_EQ(1, j["total"]["segments"].get<int>());
 }
 
+// A LOCK that cannot be created or locked for any reason but another holder
+// (a read-only directory, a full disk; here a directory where LOCK should
+// be, which fails even for root) is an IO error naming the cause, exit 6.
+TEST_F(KvtoolTest, ALockThatCannotBeTakenExitsWithCode6) {
+  BuildDb(1, 10);
+  const std::string lock = db_ + "/LOCK";
+  ASSERT_TRUE(std::filesystem::remove(lock));
+  ASSERT_TRUE(std::filesystem::create_directory(lock));
+  const std::string cause =
+      "cannot create or lock " + lock + ": Is a directory";
+  for (const std::vector<std::string>& args :
+       std::vector<std::vector<std::string>>{{"put", db_, "k", "v"},
+                                             {"delete", db_, Key(1)},
+                                             {"compact", db_},
+                                             {"repair", db_}}) {
+    SCOPED_TRACE(args[0]);
+    RunResult r = Run(args);
+    ExpectError(r, 6, cause);
+    EXPECT_EQ(std::string::npos, r.err.find("locked")) << r.err;
+  }
+  EXPECT_EQ("value-1\n", Run({"get", db_, Key(1)}).out);
+}
+
 TEST_F(KvtoolTest, WritingToALockedDatabaseExitsWithCode5) {
   BuildDb(1, 10);
   Options options;

@@ -15,15 +15,14 @@ const char* ExitCodeTable() {
          "  4  corruption: a file the command needs is damaged\n"
          "  5  database locked by another process (put, delete, load, "
          "compact)\n"
-         "  6  other IO or internal error\n";
+         "  6  other IO or internal error (e.g. a LOCK file that cannot be "
+         "created: read-only directory, disk full)\n";
 }
 
 int ExitCodeForOpen(const Status& s) {
   if (s.ok()) return kExitOk;
   if (s.IsInvalidArgument()) return kExitNotADatabase;
-  if (s.IsIOError() && s.message().find("in use") != std::string::npos) {
-    return kExitLocked;
-  }
+  if (s.IsBusy()) return kExitLocked;
   return ExitCodeFor(s);
 }
 

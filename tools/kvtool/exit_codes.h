@@ -27,7 +27,8 @@ enum ExitCode : int {
   kExitCorruption = 4,
   // The database is held open by another process (writing subcommands).
   kExitLocked = 5,
-  // Any other IO or internal error.
+  // Any other IO or internal error, including a LOCK file that cannot be
+  // created or locked for any reason but another holder.
   kExitIOError = 6,
 };
 
@@ -35,8 +36,8 @@ enum ExitCode : int {
 const char* ExitCodeTable();
 
 // The exit code for a failed DB::Open / DB::OpenForReadOnly / segment open:
-// InvalidArgument means the path is not a database, IOError naming "in use"
-// means another process holds it.
+// InvalidArgument means the path is not a database, a Busy status (see
+// Status::IsBusy) means another process holds it.
 int ExitCodeForOpen(const Status& s);
 
 // The exit code for any other failed operation.

@@ -16,8 +16,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BLOOMKV_WITH_PEERS="${BLOOMKV_WITH_PEERS:-1}" scripts/install-deps.sh
 
-build_dir=build/release
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release -DBLOOMKV_BUILD_TESTS=OFF >/dev/null
+# The tree the test command builds: after it, kvbench is already up to date.
+build_dir=$(scripts/configure-release.sh)
 cmake --build "$build_dir" -j"$(nproc)" --target kvbench
 
 out=bench-results

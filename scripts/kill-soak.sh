@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Crash soak: builds tests/soak/kill_soak in the normal build tree
-# (build/test) and runs [cycles] (default 1000) crash-and-recover cycles in
+# Crash soak: builds tests/soak/kill_soak in the test command's build tree
+# (build/release) and runs [cycles] (default 1000) crash-and-recover cycles in
 # each mode: SIGKILL of a forked writer process, then a simulated machine
 # crash that drops every unsynced byte (--drop-unsynced). Each mode prints
 # its seed, the cycles run, the acknowledged sync writes checked and the
@@ -12,8 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 cycles="${1:-1000}"
-build_dir=build/test
-cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+build_dir=$(scripts/configure-release.sh)
 cmake --build "$build_dir" -j"$(nproc)" --target kill_soak
 
 seed_arg=()

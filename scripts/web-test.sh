@@ -14,7 +14,7 @@
 # ${XDG_CACHE_HOME:-~/.cache}/bloomkv-web-test. With WEB_TEST_OPENAPI=1 the
 # served OpenAPI document is also validated against the OpenAPI 3.0 schema
 # by @apidevtools/swagger-cli (installed the same way).
-# Environment: BUILD_DIR (default build/test), SHORTLINKD (a prebuilt
+# Environment: BUILD_DIR (default build/release, the test command's tree), SHORTLINKD (a prebuilt
 # binary: skips the build), CHROMIUM (default: chromium on PATH).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -41,8 +41,12 @@ if [[ ! -d "$cache/node_modules/puppeteer-core" ]]; then
 fi
 
 if [[ -z "${SHORTLINKD:-}" ]]; then
-  build_dir="${BUILD_DIR:-build/test}"
-  cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  if [[ -n "${BUILD_DIR:-}" ]]; then
+    build_dir="$BUILD_DIR"
+    cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=Release >/dev/null
+  else
+    build_dir=$(scripts/configure-release.sh)
+  fi
   cmake --build "$build_dir" -j2 --target shortlinkd
   SHORTLINKD="$build_dir/tools/shortlinkd/shortlinkd"
 fi

@@ -30,17 +30,14 @@ Slice GetLengthPrefixed(const char* p) {
   return Slice(q, len);
 }
 
-// Lookup keys of user keys up to this size are built on the stack, so Get()
-// does not allocate for them.
-constexpr size_t kStackLookupKeySize = 256;
-
-// Builds varint32(user_key.size() + 8) || user_key || fixed64(tag) at dst,
-// which needs LookupKeySize(user_key) bytes: the form the skiplist compares.
-size_t LookupKeySize(const Slice& user_key) {
+// An entry starts with varint32(user_key.size() + 8) || user_key ||
+// fixed64(tag), EntryKeySize(user_key) bytes: the form the skiplist compares
+// (and LookupKey builds).
+size_t EntryKeySize(const Slice& user_key) {
   const size_t ikey_size = user_key.size() + kInternalKeyTrailerSize;
   return static_cast<size_t>(VarintLength(ikey_size)) + ikey_size;
 }
-void EncodeLookupKey(char* dst, const Slice& user_key, uint64_t tag) {
+void EncodeEntryKey(char* dst, const Slice& user_key, uint64_t tag) {
   const size_t ikey_size = user_key.size() + kInternalKeyTrailerSize;
   char* p = EncodeVarint32(dst, static_cast<uint32_t>(ikey_size));
   if (!user_key.empty()) std::memcpy(p, user_key.data(), user_key.size());
@@ -76,13 +73,13 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& user_key,
   assert(value.size() <= std::numeric_limits<uint32_t>::max());
   const size_t ikey_size = user_key.size() + kInternalKeyTrailerSize;
   const size_t encoded_size =
-      LookupKeySize(user_key) + VarintLength(value.size()) + value.size();
+      EntryKeySize(user_key) + VarintLength(value.size()) + value.size();
   // The entry goes right after its skiplist node, so that an insert or a
   // lookup that compares against the node finds the key next to the links
   // it just read (with random keys nearly every node a search visits is a
   // cache miss, and a separate entry would be a second one).
   table_.InsertInline(encoded_size, [&](char* buf) {
-    EncodeLookupKey(buf, user_key, PackSequenceAndType(seq, type));
+    EncodeEntryKey(buf, user_key, PackSequenceAndType(seq, type));
     char* p = buf + VarintLength(ikey_size) + ikey_size;
     p = EncodeVarint32(p, static_cast<uint32_t>(value.size()));
     if (!value.empty()) std::memcpy(p, value.data(), value.size());
@@ -95,24 +92,10 @@ bool MemTable::Get(const Slice& user_key, SequenceNumber snapshot,
                    std::string* value, bool* deleted) const {
   assert(deleted != nullptr);
   *deleted = false;
-  if (snapshot > kMaxSequenceNumber) snapshot = kMaxSequenceNumber;
-
-  // The lookup key sorts before every entry of user_key with sequence <=
-  // snapshot and after those with a larger one, so Seek lands on the newest
-  // visible entry of user_key, if it has any.
-  const size_t lookup_size = LookupKeySize(user_key);
-  char stack_buf[kStackLookupKeySize];
-  std::unique_ptr<char[]> heap_buf;
-  char* lookup = stack_buf;
-  if (lookup_size > sizeof(stack_buf)) {
-    heap_buf = std::make_unique_for_overwrite<char[]>(lookup_size);
-    lookup = heap_buf.get();
-  }
-  EncodeLookupKey(lookup, user_key,
-                  PackSequenceAndType(snapshot, kValueTypeForSeek));
-
+  // Lands on the newest entry of user_key visible at snapshot, if any.
+  const LookupKey lookup(user_key, snapshot);
   Table::Iterator iter(&table_);
-  iter.Seek(lookup);
+  iter.Seek(lookup.memtable_key());
   if (!iter.Valid()) return false;
   const char* entry = iter.key();
   const Slice ikey = GetLengthPrefixed(entry);

@@ -116,40 +116,6 @@ inline const char* DecodeEntryHeader(const char* p, const char* limit,
   return p;
 }
 
-// CompareInternalKeys(Slice(a, an), Slice(b, bn)), with the user keys
-// compared eight bytes at a time in registers instead of through memcmp:
-// the point lookup's hot loop. REQUIRES: an, bn >= kInternalKeyTrailerSize.
-inline int CompareInternalKeysInline(const char* a, size_t an, const char* b,
-                                     size_t bn) {
-  const size_t ua = an - kInternalKeyTrailerSize;
-  const size_t ub = bn - kInternalKeyTrailerSize;
-  const size_t n = std::min(ua, ub);
-  size_t i = 0;
-  for (; i + 8 <= n; i += 8) {
-    uint64_t x, y;
-    std::memcpy(&x, a + i, 8);
-    std::memcpy(&y, b + i, 8);
-    if (x != y) {
-      // Big-endian order makes the first differing byte the most
-      // significant one.
-      x = __builtin_bswap64(x);
-      y = __builtin_bswap64(y);
-      return x < y ? -1 : +1;
-    }
-  }
-  for (; i < n; i++) {
-    const uint8_t x = static_cast<uint8_t>(a[i]);
-    const uint8_t y = static_cast<uint8_t>(b[i]);
-    if (x != y) return x < y ? -1 : +1;
-  }
-  if (ua != ub) return ua < ub ? -1 : +1;
-  // Equal user keys: the larger sequence/type trailer sorts first.
-  const uint64_t ta = DecodeFixed64(a + ua);
-  const uint64_t tb = DecodeFixed64(b + ub);
-  if (ta > tb) return -1;
-  if (ta < tb) return +1;
-  return 0;
-}
 }  // namespace
 
 Status Block::CorruptionInBlock(const std::string& what, uint32_t at) const {
@@ -158,61 +124,93 @@ Status Block::CorruptionInBlock(const std::string& what, uint32_t at) const {
                       offset_);
 }
 
+[[gnu::always_inline]] inline bool Block::RestartPoint(uint32_t i,
+                                                       uint32_t* offset) const {
+  *offset =
+      DecodeFixed32(contents_.data() + restarts_offset_ + i * sizeof(uint32_t));
+  // An empty block has a single restart point at 0 == restarts_offset_.
+  return *offset < restarts_offset_ || (*offset == 0 && restarts_offset_ == 0);
+}
+
+Status Block::BadRestartPoint(uint32_t i) const {
+  return CorruptionInBlock(
+      "restart point " + std::to_string(i) + " out of range",
+      restarts_offset_ + i * static_cast<uint32_t>(sizeof(uint32_t)));
+}
+
+[[gnu::always_inline]] inline const char* Block::DecodeEntry(uint32_t at,
+                                                             size_t key_size,
+                                                             Entry* e) const {
+  const char* const limit = contents_.data() + restarts_offset_;
+  const char* p = DecodeEntryHeader(contents_.data() + at, limit, &e->shared,
+                                    &e->non_shared, &e->value_len);
+  if (p == nullptr) return "bad entry header";
+  if (e->shared > key_size || uint64_t{e->non_shared} + e->value_len >
+                                  static_cast<uint64_t>(limit - p)) {
+    return "entry lengths out of range";
+  }
+  if (e->shared + uint64_t{e->non_shared} < kInternalKeyTrailerSize) {
+    return "key shorter than an internal key";
+  }
+  e->key_delta = p;
+  e->next = static_cast<uint32_t>(p + e->non_shared + e->value_len -
+                                  contents_.data());
+  return nullptr;
+}
+
+[[gnu::always_inline]] inline bool Block::SearchRestarts(const Slice& target,
+                                                         uint32_t* index,
+                                                         Status* error) const {
+  // A restart entry shares nothing with its predecessor, so its key is
+  // compared where it lies.
+  const char* const limit = contents_.data() + restarts_offset_;
+  uint32_t left = 0;
+  uint32_t right = num_restarts_ - 1;
+  while (left < right) {
+    const uint32_t mid = left + (right - left + 1) / 2;
+    uint32_t off;
+    if (!RestartPoint(mid, &off)) {
+      *error = BadRestartPoint(mid);
+      return false;
+    }
+    uint32_t shared, non_shared, value_len;
+    const char* p = DecodeEntryHeader(contents_.data() + off, limit, &shared,
+                                      &non_shared, &value_len);
+    if (p == nullptr || shared != 0 ||
+        non_shared > static_cast<uint64_t>(limit - p) ||
+        non_shared < kInternalKeyTrailerSize) {
+      *error = CorruptionInBlock("bad restart entry", off);
+      return false;
+    }
+    if (CompareInternalKeys(p, non_shared, target.data(), target.size()) < 0) {
+      left = mid;
+    } else {
+      right = mid - 1;
+    }
+  }
+  *index = left;
+  return true;
+}
+
 Status Block::Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
                    Slice* value, bool* found) const {
   *found = false;
   if (target.size() < kInternalKeyTrailerSize) {
     return Status::InvalidArgument("seek target is not an internal key");
   }
-  const char* const data = contents_.data();
-  const char* const limit = data + restarts_offset_;
-  const char* const restart_array = limit;
-  // Offset of restart point i, checked like BlockIter::RestartPoint (an
-  // empty block has a single restart point at 0 == restarts_offset_).
-  auto restart_point = [&](uint32_t i, uint32_t* off) {
-    *off = DecodeFixed32(restart_array + i * sizeof(uint32_t));
-    return *off < restarts_offset_ || (*off == 0 && restarts_offset_ == 0);
-  };
-  auto bad_restart = [&](uint32_t i) {
-    return CorruptionInBlock(
-        "restart point " + std::to_string(i) + " out of range",
-        restarts_offset_ + i * static_cast<uint32_t>(sizeof(uint32_t)));
-  };
-
-  // Binary search for the last restart point whose key is < target. A
-  // restart entry shares nothing with its predecessor, so its key is
-  // compared where it lies.
-  uint32_t left = 0;
-  uint32_t right = num_restarts_ - 1;
-  while (left < right) {
-    const uint32_t mid = left + (right - left + 1) / 2;
-    uint32_t off;
-    if (!restart_point(mid, &off)) return bad_restart(mid);
-    uint32_t shared, non_shared, value_len;
-    const char* p =
-        DecodeEntryHeader(data + off, limit, &shared, &non_shared, &value_len);
-    if (p == nullptr || shared != 0 ||
-        non_shared > static_cast<uint64_t>(limit - p) ||
-        non_shared < kInternalKeyTrailerSize) {
-      return CorruptionInBlock("bad restart entry", off);
-    }
-    if (CompareInternalKeysInline(p, non_shared, target.data(), target.size()) <
-        0) {
-      left = mid;
-    } else {
-      right = mid - 1;
-    }
-  }
-
+  uint32_t restart = 0;
+  Status error;
+  if (!SearchRestarts(target, &restart, &error)) return error;
   // Walk forward from that restart point to the first key >= target.
   uint32_t at;
-  if (!restart_point(left, &at)) return bad_restart(left);
+  if (!RestartPoint(restart, &at)) return BadRestartPoint(restart);
   // The walk reads the entries up to the next restart point one after the
   // other, each header telling where the next begins: asking for all their
   // cache lines first lets a block that is not in the CPU caches arrive in
   // one memory round trip instead of one per line.
+  const char* const data = contents_.data();
   uint32_t end = restarts_offset_;
-  if (left + 1 < num_restarts_ && !restart_point(left + 1, &end)) {
+  if (restart + 1 < num_restarts_ && !RestartPoint(restart + 1, &end)) {
     end = restarts_offset_;
   }
   if (at < end) {
@@ -223,26 +221,19 @@ Status Block::Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
   }
   key_buf->Clear();
   while (at < restarts_offset_) {
-    uint32_t shared, non_shared, value_len;
-    const char* p =
-        DecodeEntryHeader(data + at, limit, &shared, &non_shared, &value_len);
-    if (p == nullptr) return CorruptionInBlock("bad entry header", at);
-    if (shared > key_buf->size() ||
-        uint64_t{non_shared} + value_len > static_cast<uint64_t>(limit - p)) {
-      return CorruptionInBlock("entry lengths out of range", at);
+    Entry e;
+    if (const char* bad = DecodeEntry(at, key_buf->size(), &e)) {
+      return CorruptionInBlock(bad, at);
     }
-    if (shared + uint64_t{non_shared} < kInternalKeyTrailerSize) {
-      return CorruptionInBlock("key shorter than an internal key", at);
-    }
-    key_buf->Assemble(shared, p, non_shared);
-    if (CompareInternalKeysInline(key_buf->slice().data(), key_buf->size(),
-                                  target.data(), target.size()) >= 0) {
+    key_buf->Assemble(e.shared, e.key_delta, e.non_shared);
+    if (CompareInternalKeys(key_buf->slice().data(), key_buf->size(),
+                            target.data(), target.size()) >= 0) {
       *key = key_buf->slice();
-      *value = Slice(p + non_shared, value_len);
+      *value = Slice(e.key_delta + e.non_shared, e.value_len);
       *found = true;
       return Status::OK();
     }
-    at = static_cast<uint32_t>(p + non_shared + value_len - data);
+    at = e.next;
   }
   return Status::OK();
 }
@@ -263,12 +254,11 @@ BlockIter::BlockIter(const Block* block, std::shared_ptr<const Block> pin)
       next_(restarts_) {}
 
 void BlockIter::CorruptionError(const std::string& what, uint32_t at) {
-  if (status_.ok()) {
-    status_ =
-        CorruptionAt(block_->file_name(),
-                     what + " at byte " + std::to_string(at) + " of block",
-                     block_->offset());
-  }
+  SetError(block_->CorruptionInBlock(what, at));
+}
+
+void BlockIter::SetError(const Status& s) {
+  if (status_.ok()) status_ = s;
   current_ = next_ = restarts_;
   restart_index_ = 0;
   key_.clear();
@@ -283,15 +273,9 @@ void BlockIter::InvalidArgumentError(const std::string& what) {
 }
 
 bool BlockIter::RestartPoint(uint32_t i, uint32_t* offset) {
-  const uint32_t r = DecodeFixed32(data_ + restarts_ + i * sizeof(uint32_t));
-  // An empty block has a single restart point at 0 == restarts_.
-  if (r >= restarts_ && !(r == 0 && restarts_ == 0)) {
-    CorruptionError("restart point " + std::to_string(i) + " out of range",
-                    restarts_ + i * static_cast<uint32_t>(sizeof(uint32_t)));
-    return false;
-  }
-  *offset = r;
-  return true;
+  if (block_->RestartPoint(i, offset)) return true;
+  SetError(block_->BadRestartPoint(i));
+  return false;
 }
 
 void BlockIter::SeekToRestart(uint32_t i, uint32_t offset) {
@@ -311,31 +295,16 @@ bool BlockIter::ParseNextKey() {
     value_ = Slice();
     return false;
   }
-  const char* p = data_ + at;
-  const char* limit = data_ + restarts_;
-  uint32_t shared, non_shared, value_len;
-  p = GetVarint32Ptr(p, limit, &shared);
-  if (p != nullptr) p = GetVarint32Ptr(p, limit, &non_shared);
-  if (p != nullptr) p = GetVarint32Ptr(p, limit, &value_len);
-  if (p == nullptr) {
-    CorruptionError("bad entry header", at);
+  Block::Entry e;
+  if (const char* bad = block_->DecodeEntry(at, key_.size(), &e)) {
+    CorruptionError(bad, at);
     return false;
   }
-  const uint64_t avail = static_cast<uint64_t>(limit - p);
-  if (shared > key_.size() ||
-      uint64_t{non_shared} + uint64_t{value_len} > avail) {
-    CorruptionError("entry lengths out of range", at);
-    return false;
-  }
-  if (shared + uint64_t{non_shared} < kInternalKeyTrailerSize) {
-    CorruptionError("key shorter than an internal key", at);
-    return false;
-  }
-  key_.resize(shared);
-  key_.append(p, non_shared);
-  value_ = Slice(p + non_shared, value_len);
+  key_.resize(e.shared);
+  key_.append(e.key_delta, e.non_shared);
+  value_ = Slice(e.key_delta + e.non_shared, e.value_len);
   current_ = at;
-  next_ = static_cast<uint32_t>(p + non_shared + value_len - data_);
+  next_ = e.next;
   // Keep restart_index_ at the last restart point at or before current_.
   while (restart_index_ + 1 < num_restarts_) {
     const uint32_t r = DecodeFixed32(data_ + restarts_ +
@@ -400,33 +369,15 @@ void BlockIter::Seek(const Slice& target) {
     InvalidArgumentError("seek target is not an internal key");
     return;
   }
-  // Binary search for the last restart point whose key is < target.
-  uint32_t left = 0;
-  uint32_t right = num_restarts_ - 1;
-  while (left < right) {
-    const uint32_t mid = left + (right - left + 1) / 2;
-    uint32_t off;
-    if (!RestartPoint(mid, &off)) return;
-    const char* limit = data_ + restarts_;
-    uint32_t shared, non_shared, value_len;
-    const char* p = GetVarint32Ptr(data_ + off, limit, &shared);
-    if (p != nullptr) p = GetVarint32Ptr(p, limit, &non_shared);
-    if (p != nullptr) p = GetVarint32Ptr(p, limit, &value_len);
-    if (p == nullptr || shared != 0 ||
-        non_shared > static_cast<uint64_t>(limit - p) ||
-        non_shared < kInternalKeyTrailerSize) {
-      CorruptionError("bad restart entry", off);
-      return;
-    }
-    if (CompareInternalKeys(Slice(p, non_shared), target) < 0) {
-      left = mid;
-    } else {
-      right = mid - 1;
-    }
+  uint32_t restart = 0;
+  Status error;
+  if (!block_->SearchRestarts(target, &restart, &error)) {
+    SetError(error);
+    return;
   }
   uint32_t off;
-  if (!RestartPoint(left, &off)) return;
-  SeekToRestart(left, off);
+  if (!RestartPoint(restart, &off)) return;
+  SeekToRestart(restart, off);
   while (ParseNextKey()) {
     if (CompareInternalKeys(Slice(key_), target) >= 0) return;
   }

@@ -118,6 +118,28 @@ class Block {
  private:
   friend class BlockIter;
 
+  // One entry's header, decoded and checked against the block bounds.
+  struct Entry {
+    uint32_t shared;      // bytes taken from the previous key
+    uint32_t non_shared;  // bytes of key_delta
+    uint32_t value_len;   // bytes of value, right after the key delta
+    const char* key_delta;
+    uint32_t next;  // offset of the entry after this one
+  };
+  // The one entry decoder, for point lookups and iterators: decodes the
+  // entry at offset `at` whose predecessor's key has key_size bytes. Null on
+  // success, else what is wrong with the entry.
+  const char* DecodeEntry(uint32_t at, size_t key_size, Entry* e) const;
+  // Offset of restart point i; false if the stored offset is out of bounds.
+  bool RestartPoint(uint32_t i, uint32_t* offset) const;
+  Status BadRestartPoint(uint32_t i) const;
+  // The one restart-point search: *index is the last restart point whose
+  // key is < target (0 when there is none), comparing restart keys in place;
+  // false, with *error set, for a damaged restart array or entry.
+  // REQUIRES: target is an internal key.
+  bool SearchRestarts(const Slice& target, uint32_t* index,
+                      Status* error) const;
+
   // Checks the restart array trailer of contents and locates it.
   static Status ParseTrailer(const BlockContents& contents,
                              const std::string& file_name, uint64_t offset,
@@ -159,6 +181,8 @@ class BlockIter final : public Iterator {
   // Decodes the entry at next_; false at the end of the block or on error.
   bool ParseNextKey();
   void CorruptionError(const std::string& what, uint32_t at);
+  // Records s (unless an error is recorded already) and invalidates.
+  void SetError(const Status& s);
   void InvalidArgumentError(const std::string& what);
 
   const Block* const block_;

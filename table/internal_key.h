@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "bloomkv/slice.h"
@@ -76,34 +77,95 @@ inline Slice ExtractUserKey(const Slice& ikey) {
   return Slice(ikey.data(), ikey.size() - kInternalKeyTrailerSize);
 }
 
-// REQUIRES: both keys are at least kInternalKeyTrailerSize long.
-inline int CompareInternalKeys(const Slice& a, const Slice& b) {
-  const size_t a_size = a.size() - kInternalKeyTrailerSize;
-  const size_t b_size = b.size() - kInternalKeyTrailerSize;
-  const size_t common = std::min(a_size, b_size);
-  int r;
-  if (common <= 8) {
-    // Short user keys (a short code is 7 bytes): compare their common bytes
-    // as one big-endian integer instead of calling memcmp. Each key holds
-    // at least 8 bytes (user key + trailer), so both loads stay inside it.
+// Internal-key order: user keys ascending (bytewise), then the larger
+// sequence/type trailer first. The user keys are compared eight bytes at a
+// time in registers, a last partial word masked, instead of through memcmp:
+// this is the point lookup's and the memtable's hot loop, and a short code
+// (7 bytes) is then one comparison. Every internal key holds at least 8
+// bytes from any offset inside its user key (the trailer follows), so the
+// loads stay inside both keys.
+// REQUIRES: an, bn >= kInternalKeyTrailerSize.
+inline int CompareInternalKeys(const char* a, size_t an, const char* b,
+                               size_t bn) {
+  const size_t ua = an - kInternalKeyTrailerSize;
+  const size_t ub = bn - kInternalKeyTrailerSize;
+  const size_t n = std::min(ua, ub);
+  size_t i = 0;
+  for (; i < n; i += 8) {
     uint64_t x, y;
-    std::memcpy(&x, a.data(), 8);
-    std::memcpy(&y, b.data(), 8);
-    const uint64_t mask = common == 0 ? 0 : ~uint64_t{0} << (64 - 8 * common);
-    x = __builtin_bswap64(x) & mask;
-    y = __builtin_bswap64(y) & mask;
-    r = x < y ? -1 : x > y ? +1 : 0;
-    if (r == 0) r = a_size < b_size ? -1 : a_size > b_size ? +1 : 0;
-  } else {
-    r = ExtractUserKey(a).compare(ExtractUserKey(b));
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    // Big-endian order makes the first differing byte the most significant.
+    x = __builtin_bswap64(x);
+    y = __builtin_bswap64(y);
+    if (n - i < 8) {
+      const uint64_t mask = ~uint64_t{0} << (64 - 8 * (n - i));
+      x &= mask;
+      y &= mask;
+    }
+    if (x != y) return x < y ? -1 : +1;
   }
-  if (r != 0) return r;
-  const uint64_t ta = DecodeFixed64(a.data() + a.size() - 8);
-  const uint64_t tb = DecodeFixed64(b.data() + b.size() - 8);
+  if (ua != ub) return ua < ub ? -1 : +1;
+  const uint64_t ta = DecodeFixed64(a + ua);
+  const uint64_t tb = DecodeFixed64(b + ub);
   if (ta > tb) return -1;
   if (ta < tb) return +1;
   return 0;
 }
+
+// REQUIRES: both keys are at least kInternalKeyTrailerSize long.
+inline int CompareInternalKeys(const Slice& a, const Slice& b) {
+  return CompareInternalKeys(a.data(), a.size(), b.data(), b.size());
+}
+
+// The key a point lookup of user_key as of `snapshot` seeks to: it sorts
+// before every entry of user_key with a sequence <= snapshot and after those
+// with a larger one, so a seek lands on the newest visible entry. Held as
+// varint32(internal key size) || internal key, so that the memtable (whose
+// entries are length-prefixed) and segments (plain internal keys) seek with
+// one object. Built in place for short user keys, on the heap beyond.
+// Thread-safety: a value; external synchronization required.
+class LookupKey {
+ public:
+  LookupKey(const Slice& user_key, SequenceNumber snapshot) {
+    const size_t ikey_size = user_key.size() + kInternalKeyTrailerSize;
+    const size_t need = 5 + ikey_size;  // the longest varint32
+    char* dst = buf_;
+    if (need > sizeof(buf_)) {
+      heap_ = std::make_unique_for_overwrite<char[]>(need);
+      dst = heap_.get();
+    }
+    start_ = dst;
+    // A one-byte varint in the common case, without a call.
+    char* p = ikey_size < 128
+                  ? (*dst = static_cast<char>(ikey_size), dst + 1)
+                  : EncodeVarint32(dst, static_cast<uint32_t>(ikey_size));
+    ikey_ = p;
+    if (!user_key.empty()) std::memcpy(p, user_key.data(), user_key.size());
+    EncodeFixed64(p + user_key.size(),
+                  PackSequenceAndType(std::min(snapshot, kMaxSequenceNumber),
+                                      kValueTypeForSeek));
+    ikey_size_ = ikey_size;
+  }
+  LookupKey(const LookupKey&) = delete;
+  LookupKey& operator=(const LookupKey&) = delete;
+
+  // varint32(size) || internal key: what the memtable's skiplist compares.
+  const char* memtable_key() const { return start_; }
+  // The internal key: what a segment's index and data blocks are searched
+  // for.
+  Slice internal_key() const { return Slice(ikey_, ikey_size_); }
+  Slice user_key() const {
+    return Slice(ikey_, ikey_size_ - kInternalKeyTrailerSize);
+  }
+
+ private:
+  char buf_[200];
+  std::unique_ptr<char[]> heap_;
+  const char* start_ = nullptr;
+  const char* ikey_ = nullptr;
+  size_t ikey_size_ = 0;
+};
 
 }  // namespace bloomkv
 

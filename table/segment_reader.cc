@@ -17,37 +17,6 @@
 
 namespace bloomkv {
 
-namespace {
-// The internal key a point lookup seeks to, built on the stack for user keys
-// of up to kInlineSize bytes (on the heap beyond).
-class LookupKey {
- public:
-  static constexpr size_t kInlineSize = 128;
-
-  LookupKey(const Slice& user_key, SequenceNumber snapshot) {
-    const size_t n = user_key.size() + kInternalKeyTrailerSize;
-    char* dst = buf_;
-    if (n > sizeof(buf_)) {
-      heap_.resize(n);
-      dst = heap_.data();
-    }
-    std::memcpy(dst, user_key.data(), user_key.size());
-    EncodeFixed64(dst + user_key.size(),
-                  PackSequenceAndType(snapshot, kValueTypeForSeek));
-    key_ = Slice(dst, n);
-  }
-  LookupKey(const LookupKey&) = delete;
-  LookupKey& operator=(const LookupKey&) = delete;
-
-  Slice key() const { return key_; }
-
- private:
-  char buf_[kInlineSize];
-  std::string heap_;
-  Slice key_;
-};
-}  // namespace
-
 struct SegmentReader::Rep {
   SegmentReaderOptions options;
   std::string file_name;
@@ -318,7 +287,7 @@ Status SegmentReader::Search(const SegmentReadOptions& options,
                              SegmentReadStats* stats) const {
   const Rep* r = rep_.get();
   *result = LookupResult::kNotFound;
-  const LookupKey lookup(user_key, std::min(snapshot, kMaxSequenceNumber));
+  const LookupKey lookup(user_key, snapshot);
 
   // The first block whose separator is >= lookup is the only one that can
   // hold the newest visible entry: keys after the block's last key and up to
@@ -326,8 +295,8 @@ Status SegmentReader::Search(const SegmentReadOptions& options,
   BlockKeyBuffer key_buf;
   Slice key, index_value;
   bool found;
-  Status s =
-      r->index_block->Find(lookup.key(), &key_buf, &key, &index_value, &found);
+  Status s = r->index_block->Find(lookup.internal_key(), &key_buf, &key,
+                                  &index_value, &found);
   if (!s.ok() || !found) return s;
   BlockHandle handle;
   s = r->DecodeIndexValue(index_value, *r->index_block, &handle);
@@ -342,7 +311,7 @@ Status SegmentReader::Search(const SegmentReadOptions& options,
   if (!s.ok()) return s;
 
   Slice entry_value;
-  s = block->Find(lookup.key(), &key_buf, &key, &entry_value, &found);
+  s = block->Find(lookup.internal_key(), &key_buf, &key, &entry_value, &found);
   if (!s.ok() || !found) return s;
   ParsedInternalKey parsed;
   if (!ParseInternalKey(key, &parsed)) {

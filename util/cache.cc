@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include "util/sharded_counter.h"
+
 namespace bloomkv {
 
 namespace {
@@ -40,17 +42,9 @@ void CpuRelax() {
 #endif
 }
 
-// Readers get a counter each (threads are spread over this many), on its
-// own cache line.
-constexpr int kReaderStripes = 8;
-
-// This thread's reader counter, the same in every shard.
-int ReaderStripe() {
-  static std::atomic<int> next{0};
-  thread_local const int stripe =
-      next.fetch_add(1, std::memory_order_relaxed) % kReaderStripes;
-  return stripe;
-}
+// Readers get a counter each (threads are spread over this many by their
+// ThisThreadIndex, as the statistics' shards are), on its own cache line.
+constexpr size_t kReaderStripes = 8;
 
 // A readers-writer lock whose readers write nothing another thread's reader
 // writes (a "big reader" lock): a reader increments its thread's counter,
@@ -67,7 +61,8 @@ class ShardLock {
   // to UnlockShared, or nullptr while a writer is in (then the caller takes
   // the write side instead).
   std::atomic<uint32_t>* TryLockShared() {
-    std::atomic<uint32_t>& count = readers_[ReaderStripe()].count;
+    std::atomic<uint32_t>& count =
+        readers_[ThisThreadIndex() % kReaderStripes].count;
     count.fetch_add(1);
     if (!writer_.load()) return &count;
     count.fetch_sub(1, std::memory_order_release);
@@ -97,7 +92,7 @@ class ShardLock {
   }
 
  private:
-  struct alignas(64) Counter {
+  struct alignas(kCacheLineSize) Counter {
     std::atomic<uint32_t> count{0};
   };
   Counter readers_[kReaderStripes];
@@ -106,7 +101,7 @@ class ShardLock {
 };
 }  // namespace
 
-struct alignas(64) Cache::Shard {
+struct alignas(kCacheLineSize) Cache::Shard {
   // Allocated on its own (its address never changes), linked into the
   // shard's clock and named by one slot of the index.
   struct Entry {

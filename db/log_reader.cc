@@ -268,9 +268,10 @@ bool Reader::ReadBlock() {
   if (!s.ok()) {
     buffer_.clear();
     eof_ = true;
-    status_ = Status::IOError(
-        file_name_ + ": read error at offset " + std::to_string(block_offset),
-        s.ToString());
+    status_ = Status::IOError(file_name_ + ": read error at offset " +
+                                  std::to_string(block_offset),
+                              s.ToString())
+                  .AtOffset(block_offset);
     return false;
   }
   end_of_buffer_offset_ += buffer_.size();
@@ -298,7 +299,8 @@ void Reader::ReportDrop(uint64_t next_record) {
                              std::to_string(drop_reason_offset_),
                          "dropped " + std::to_string(bytes) +
                              " bytes starting at offset " +
-                             std::to_string(drop_start_)));
+                             std::to_string(drop_start_))
+          .AtOffset(drop_reason_offset_));
 }
 
 }  // namespace log

@@ -149,9 +149,10 @@ Status VersionSet::Recover() {
       if (s.ok()) v = std::move(next);
     }
     if (!s.ok()) {
-      return Status::Corruption(
-          manifest + " at offset " + std::to_string(reader.LastRecordOffset()),
-          s.message());
+      return Status::Corruption(manifest + " at offset " +
+                                    std::to_string(reader.LastRecordOffset()),
+                                s.message())
+          .AtOffset(reader.LastRecordOffset());
     }
     if (edit.has_log_number()) {
       log_number_ = edit.log_number();
@@ -185,9 +186,12 @@ Status VersionSet::Recover() {
     s = CheckTornTailVersion(*v);
     if (!s.ok()) {
       return Status::Corruption(
-          manifest + " at offset " + std::to_string(reader.torn_tail_offset()),
-          "damaged last record, and the version before it is gone too (" +
-              s.ToString() + ")");
+                 manifest + " at offset " +
+                     std::to_string(reader.torn_tail_offset()),
+                 "damaged last record, and the version before it is gone too "
+                 "(" +
+                     s.ToString() + ")")
+          .AtOffset(reader.torn_tail_offset());
     }
   }
   Install(std::move(v));

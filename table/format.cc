@@ -59,7 +59,8 @@ BlockHandle DecodeHandleFixed(const char* p) {
 Status CorruptionAt(const std::string& file_name, const std::string& what,
                     uint64_t offset) {
   return Status::Corruption(file_name + ": " + what + " at offset " +
-                            std::to_string(offset));
+                            std::to_string(offset))
+      .AtOffset(offset);
 }
 
 void BlockHandle::EncodeTo(std::string* dst) const {
@@ -117,18 +118,20 @@ Status Footer::DecodeFrom(const Slice& input, const std::string& file_name,
   const uint32_t version = DecodeFixed32(p + kFooterVersionOffset);
   if (version != kSegmentFormatVersion1) {
     return Status::NotSupported(
-        file_name + ": unsupported segment format version " +
-        std::to_string(version) + " at offset " +
-        std::to_string(footer_offset + kFooterVersionOffset) +
-        " (this build reads version " +
-        std::to_string(kLatestSegmentFormatVersion) + ")");
+               file_name + ": unsupported segment format version " +
+               std::to_string(version) + " at offset " +
+               std::to_string(footer_offset + kFooterVersionOffset) +
+               " (this build reads version " +
+               std::to_string(kLatestSegmentFormatVersion) + ")")
+        .AtOffset(footer_offset + kFooterVersionOffset);
   }
   const uint8_t ctype = static_cast<uint8_t>(p[kFooterChecksumTypeOffset]);
   if (ctype != static_cast<uint8_t>(ChecksumType::kXXH3Low32)) {
     return Status::NotSupported(
-        file_name + ": unknown checksum type " + std::to_string(ctype) +
-        " at offset " +
-        std::to_string(footer_offset + kFooterChecksumTypeOffset));
+               file_name + ": unknown checksum type " + std::to_string(ctype) +
+               " at offset " +
+               std::to_string(footer_offset + kFooterChecksumTypeOffset))
+        .AtOffset(footer_offset + kFooterChecksumTypeOffset);
   }
   const uint32_t stored = DecodeFixed32(p + kFooterChecksumOffset);
   if (stored != BlockChecksum(p, kFooterChecksumOffset)) {
@@ -245,7 +248,8 @@ Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
       return Status::Corruption(file_name +
                                 ": block checksum mismatch at offset " +
                                 std::to_string(handle.offset) + " (size " +
-                                std::to_string(handle.size) + ")");
+                                std::to_string(handle.size) + ")")
+          .AtOffset(handle.offset);
     }
   }
   switch (static_cast<CompressionType>(static_cast<uint8_t>(p[n]))) {

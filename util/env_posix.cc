@@ -112,7 +112,8 @@ class PosixRandomAccessFile final : public RandomAccessFile {
         if (errno == EINTR) continue;
         *result = Slice(scratch, 0);
         return PosixError(fname_ + " at offset " + std::to_string(offset),
-                          errno);
+                          errno)
+            .AtOffset(offset);
       }
       if (r == 0) break;
       done += static_cast<size_t>(r);

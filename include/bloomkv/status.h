@@ -7,6 +7,8 @@
 #ifndef BLOOMKV_INCLUDE_STATUS_H_
 #define BLOOMKV_INCLUDE_STATUS_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -65,6 +67,20 @@ class [[nodiscard]] Status {
   bool IsIOError() const { return code_ == Code::kIOError; }
   bool IsBusy() const { return busy_; }
 
+  // The same status, recording that the file its message names is damaged
+  // (or unreadable) at byte `offset`, as the message says ("... at offset
+  // N"): tools report offset() without parsing messages.
+  Status AtOffset(uint64_t offset) const {
+    Status s = *this;
+    s.offset_ = offset;
+    return s;
+  }
+  // The byte offset AtOffset recorded, if any.
+  std::optional<uint64_t> offset() const {
+    if (offset_ == kNoOffset) return std::nullopt;
+    return offset_;
+  }
+
   Code code() const { return code_; }
   // The message without the code prefix ("" for OK).
   const std::string& message() const { return message_; }
@@ -77,8 +93,11 @@ class [[nodiscard]] Status {
  private:
   Status(Code code, std::string_view msg, std::string_view msg2);
 
+  static constexpr uint64_t kNoOffset = UINT64_MAX;
+
   Code code_ = Code::kOk;
   bool busy_ = false;  // only with kIOError: see Busy()
+  uint64_t offset_ = kNoOffset;
   std::string message_;
 };
 

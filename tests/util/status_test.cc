@@ -102,5 +102,23 @@ TEST(StatusTest, CopyAndMove) {
   EXPECT_EQ("", c.message());
 }
 
+// The offset of the damage travels with the status, so tools never parse
+// it out of the message; the message and code stay as they were.
+TEST(StatusTest, AtOffsetRecordsWhereTheDamageIs) {
+  EXPECT_FALSE(Status::Corruption("x").offset().has_value());
+  EXPECT_FALSE(Status::OK().offset().has_value());
+  const Status s =
+      Status::Corruption("000012.seg: bad block at offset 4096").AtOffset(4096);
+  EXPECT_TRUE(s.IsCorruption());
+  EXPECT_EQ("000012.seg: bad block at offset 4096", s.message());
+  ASSERT_TRUE(s.offset().has_value());
+  EXPECT_EQ(4096u, *s.offset());
+  EXPECT_EQ(0u, *Status::IOError("x").AtOffset(0).offset());
+  const Status busy = Status::Busy("LOCK").AtOffset(7);
+  EXPECT_TRUE(busy.IsBusy());
+  Status copy = busy;
+  EXPECT_EQ(7u, copy.offset().value_or(0));
+}
+
 }  // namespace
 }  // namespace bloomkv

@@ -13,9 +13,9 @@
 // that verify never passes a database Open refuses. Nothing is written.
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <ostream>
 #include <string>
-#include <string_view>
 
 #include "bloomkv/db.h"
 #include "bloomkv/env.h"
@@ -37,21 +37,27 @@ using json = nlohmann::ordered_json;
 
 enum class Severity { kNote, kCorrupt, kIOError };
 
+struct Finding {
+  Severity severity;
+  std::string message;
+  std::optional<uint64_t> offset;  // where in the file, when known
+};
+
 struct FileReport {
   std::string file;
   std::string kind;     // "segment", "log", "manifest", "current"
   std::string summary;  // what was checked, for a clean file
-  std::vector<std::pair<Severity, std::string>> findings;
+  std::vector<Finding> findings;
 
   bool corrupt() const {
     for (const auto& f : findings) {
-      if (f.first == Severity::kCorrupt) return true;
+      if (f.severity == Severity::kCorrupt) return true;
     }
     return false;
   }
   bool io_error() const {
     for (const auto& f : findings) {
-      if (f.first == Severity::kIOError) return true;
+      if (f.severity == Severity::kIOError) return true;
     }
     return false;
   }
@@ -59,22 +65,23 @@ struct FileReport {
   // corruption is shown without its status prefix.
   void Add(const Status& s) {
     if (s.IsCorruption()) {
-      findings.emplace_back(Severity::kCorrupt, s.message());
+      findings.push_back({Severity::kCorrupt, s.message(), s.offset()});
     } else {
-      findings.emplace_back(Severity::kIOError, s.ToString());
+      findings.push_back({Severity::kIOError, s.ToString(), s.offset()});
     }
   }
-  void Corrupt(const std::string& message) {
-    findings.emplace_back(Severity::kCorrupt, message);
+  void Corrupt(const std::string& message,
+               std::optional<uint64_t> offset = std::nullopt) {
+    findings.push_back({Severity::kCorrupt, message, offset});
   }
   void Note(const std::string& message) {
-    findings.emplace_back(Severity::kNote, message);
+    findings.push_back({Severity::kNote, message, std::nullopt});
   }
   // For a file the database does not use (a left-over of a crash, or an old
   // manifest): recovery ignores it, so what is wrong with it is a note.
   void DemoteToNotes(const std::string& why) {
-    for (auto& f : findings) f.first = Severity::kNote;
-    findings.emplace(findings.begin(), Severity::kNote, why);
+    for (auto& f : findings) f.severity = Severity::kNote;
+    findings.insert(findings.begin(), {Severity::kNote, why, std::nullopt});
     if (summary.empty()) summary = "not used by the database";
   }
 };
@@ -89,20 +96,9 @@ std::string BaseName(const std::string& path) {
   return slash == std::string::npos ? path : path.substr(slash + 1);
 }
 
-// The byte offset a message names ("... at offset N"), for JSON readers.
-json OffsetIn(const std::string& message) {
-  static constexpr std::string_view kOffset = "offset ";
-  for (size_t at = message.find(kOffset); at != std::string::npos;
-       at = message.find(kOffset, at + 1)) {
-    const size_t digits = at + kOffset.size();
-    size_t end = digits;
-    while (end < message.size() && end - digits < 19 && message[end] >= '0' &&
-           message[end] <= '9') {
-      end++;
-    }
-    if (end > digits) return std::stoull(message.substr(digits, end - digits));
-  }
-  return nullptr;
+// An offset for JSON: the number, or null.
+json OffsetJson(std::optional<uint64_t> offset) {
+  return offset ? json(*offset) : json(nullptr);
 }
 
 FileReport VerifySegment(const std::string& path) {
@@ -180,8 +176,9 @@ void ReadLogFile(const std::string& path, FileReport* r, const char* unit,
     s = record(rec);
     if (!s.ok()) {
       r->Corrupt(path + ": bad " + unit + " at offset " +
-                 std::to_string(reader.LastRecordOffset()) + ": " +
-                 s.message());
+                     std::to_string(reader.LastRecordOffset()) + ": " +
+                     s.message(),
+                 reader.LastRecordOffset());
     }
     n++;
   }
@@ -382,7 +379,7 @@ int RunVerify(const Context& ctx, const std::string& path) {
     if (opened) {
       j["open"] = {{"ok", open.ok()},
                    {"error", open.ok() ? json(nullptr) : json(open.ToString())},
-                   {"offset", OffsetIn(open.message())}};
+                   {"offset", OffsetJson(open.offset())}};
     }
     for (const FileReport& r : reports) {
       json f = {{"file", r.file},
@@ -393,12 +390,12 @@ int RunVerify(const Context& ctx, const std::string& path) {
                 {"summary", r.summary},
                 {"problems", json::array()},
                 {"notes", json::array()}};
-      for (const auto& [severity, message] : r.findings) {
-        if (severity == Severity::kNote) {
-          f["notes"].push_back(message);
+      for (const Finding& finding : r.findings) {
+        if (finding.severity == Severity::kNote) {
+          f["notes"].push_back(finding.message);
         } else {
-          f["problems"].push_back(
-              {{"message", message}, {"offset", OffsetIn(message)}});
+          f["problems"].push_back({{"message", finding.message},
+                                   {"offset", OffsetJson(finding.offset)}});
         }
       }
       j["files"].push_back(f);
@@ -407,15 +404,16 @@ int RunVerify(const Context& ctx, const std::string& path) {
   } else {
     for (const FileReport& r : reports) {
       bool problem = false;
-      for (const auto& [severity, message] : r.findings) {
-        if (severity == Severity::kNote) continue;
-        out << (severity == Severity::kCorrupt ? "CORRUPT  " : "ERROR    ")
-            << message << "\n";
+      for (const Finding& f : r.findings) {
+        if (f.severity == Severity::kNote) continue;
+        out << (f.severity == Severity::kCorrupt ? "CORRUPT  " : "ERROR    ")
+            << f.message << "\n";
         problem = true;
       }
       if (!problem) out << "ok       " << r.file << ": " << r.summary << "\n";
-      for (const auto& [severity, message] : r.findings) {
-        if (severity == Severity::kNote) out << "note     " << message << "\n";
+      for (const Finding& f : r.findings) {
+        if (f.severity == Severity::kNote)
+          out << "note     " << f.message << "\n";
       }
     }
     if (opened && open.ok()) {

@@ -25,11 +25,17 @@
 //
 // Reads: a Get pins the current read view (memtable, immutable memtable,
 // version; db/read_view.h) without the mutex, then reads the memtable, the
-// immutable memtable, then the candidate segments newest first, each
-// skipped by key range or by filter before any IO (DESIGN.md, "Read
-// path"). Every change of those three installs a new view
+// immutable memtable, then the candidate segments newest first
+// (Version::ForEachCandidate), each skipped by key range or by filter
+// before any IO (SegmentLookup; docs/design.md, "Read path"). Every change
+// of those three installs a new view
 // (InstallReadView). Read statistics are sharded per thread
 // (util/sharded_counter.h), so concurrent Gets share no written cache line.
+//
+// The code is split by concern: db_impl.cc (open, recovery, close),
+// db_impl_write.cc, db_impl_background.cc (flush and compaction threads),
+// db_impl_compaction.cc, db_impl_read.cc, db_impl_properties.cc,
+// db_impl_files.cc (obsolete files) and db_impl_checkpoint.cc.
 //
 // Thread-safety: thread-safe. mu_ guards the mutable state noted below;
 // Get and NewIterator never take it.
@@ -67,6 +73,13 @@
 namespace bloomkv {
 
 struct CheckpointFiles;
+
+// Within kMaxKeySize / kMaxValueSize; InvalidArgument saying why otherwise.
+Status ValidateKey(const Slice& key);
+Status ValidateValue(const Slice& value);
+// A new memtable, owned by the shared_ptr (MemTable is reference-counted by
+// hand, its iterators holding references too; the pointer owns one).
+std::shared_ptr<MemTable> NewMemTable();
 
 class DBImpl final : public DB {
  public:

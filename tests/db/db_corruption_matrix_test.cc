@@ -6,7 +6,7 @@
 // older WAL and a newest WAL that both hold data (a flush that fails keeps
 // the older one alive), a manifest of several edits, and CURRENT. Each test
 // line copies it, damages one file one way, and checks the failure rules
-// (DESIGN.md, "Failure rules"):
+// (docs/durability.md, "Damaged files: what each corruption yields"):
 //  * an operation either fails with Corruption or IOError naming the damaged
 //    file (or, for CURRENT, the directory's CURRENT), or answers exactly what
 //    was stored; never a wrong value, never NotFound for a stored key;

@@ -1,0 +1,153 @@
+// DBImpl, background work: the flush thread and the compaction threads'
+// loops, flushing a memtable into a level-0 segment, and the sticky
+// background error. The compactions themselves are in
+// db_impl_compaction.cc.
+#include <cinttypes>
+
+#include "db/db_impl.h"
+#include "db/filename.h"
+#include "db/filter_allocation.h"
+#include "db/segment_output.h"
+#include "util/logging.h"
+
+namespace bloomkv {
+
+void DBImpl::RecordBackgroundError(const Status& s) {
+  if (s.ok() || !bg_error_.ok()) return;
+  bg_error_ = s;
+  has_bg_error_.store(true, std::memory_order_release);
+  Log(info_log_,
+      "ERROR: background error, writes are refused until reopened: %s",
+      s.ToString().c_str());
+  // Flush() and CompactRange() waiters, and a writer waiting for room.
+  bg_done_cv_.notify_all();
+}
+
+bool DBImpl::HasBackgroundWork() const {
+  if (!bg_error_.ok()) return false;
+  if (imm_ != nullptr || !running_compactions_.empty()) return true;
+  if (manual_compaction_ != nullptr && !manual_compaction_->done) return true;
+  const Version& v = *versions_->current();
+  const LevelTargets targets(options_, v);
+  for (int level = 0; level < kNumLevels - 1; level++) {
+    if (targets.Score(v, level) >= 1.0) return true;
+  }
+  return false;
+}
+
+void DBImpl::FlushThread() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (true) {
+    flush_cv_.wait(lock, [this] {
+      return shutting_down_ || (imm_ != nullptr && bg_error_.ok());
+    });
+    if (shutting_down_) break;
+    const int level0_before = versions_->current()->NumFiles(0);
+    // A failure is the sticky error now: FlushImmutable recorded it.
+    FlushImmutable(&lock).PermitUncheckedError();
+    LogLevel0Change(info_log_, options_, level0_before,
+                    versions_->current()->NumFiles(0));
+    bg_done_cv_.notify_all();
+    bg_work_cv_.notify_all();  // level 0 grew: a compaction may be due
+  }
+}
+
+void DBImpl::CompactionThread() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!shutting_down_) {
+    const int level0_before = versions_->current()->NumFiles(0);
+    if (!bg_error_.ok() || !BackgroundCompaction(&lock)) {
+      // Nothing to do until a flush, a compaction or a request changes
+      // that: each of those notifies, under mu_ or after releasing it.
+      bg_work_cv_.wait(lock);
+      continue;
+    }
+    LogLevel0Change(info_log_, options_, level0_before,
+                    versions_->current()->NumFiles(0));
+    bg_done_cv_.notify_all();
+    // What this compaction held is free again for the other threads.
+    bg_work_cv_.notify_all();
+  }
+}
+
+Status DBImpl::FlushImmutable(std::unique_lock<std::mutex>* lock) {
+  std::shared_ptr<MemTable> imm = imm_;
+  const uint64_t number = versions_->NewFileNumber();
+  pending_outputs_.insert(number);
+  auto filter_policy = FlushFilterPolicy(*imm);
+  lock->unlock();
+  std::shared_ptr<FileMetaData> meta;
+  Status s =
+      WriteLevel0Segment(imm.get(), number, std::move(filter_policy), &meta);
+  lock->lock();
+  if (s.ok()) {
+    VersionEdit edit;
+    if (meta != nullptr) edit.AddFile(0, std::move(meta));
+    // Every log older than the current one is now covered by segments. The
+    // edit names the current log, whose directory entry is durable: the
+    // switch that made imm created it before WriteLevel0Segment synced the
+    // directory (which an empty memtable skips: synced here then).
+    if (meta == nullptr) s = env_->SyncDir(dbname_);
+    edit.SetLogNumber(log_number_);
+    if (s.ok()) s = versions_->LogAndApply(&edit, lock);
+  }
+  pending_outputs_.erase(number);
+  if (!s.ok()) {
+    // Sticky before mu_ is released: the manifest may name the output, so
+    // no DeleteObsoleteFiles may run any more.
+    RecordBackgroundError(s);
+    return s;
+  }
+  imm_.reset();
+  InstallReadView();
+  DeleteObsoleteFiles();
+  return s;
+}
+
+std::shared_ptr<const FilterPolicy> DBImpl::FlushFilterPolicy(
+    const MemTable& mem) {
+  return FilterPolicyForOutput(options_, *versions_->current(),
+                               /*c=*/nullptr, mem.NumEntries());
+}
+
+Status DBImpl::WriteLevel0Segment(
+    MemTable* mem, uint64_t number,
+    std::shared_ptr<const FilterPolicy> filter_policy,
+    std::shared_ptr<FileMetaData>* meta) {
+  meta->reset();
+  if (mem->Empty()) return Status::OK();
+  const uint64_t start_micros = env_->NowMicros();
+  SegmentOutput out(options_, dbname_, number, std::move(filter_policy),
+                    CompressionForLevel(options_, 0));
+  Status s = out.Open();
+  std::unique_ptr<Iterator> it(mem->NewIterator());
+  for (it->SeekToFirst(); s.ok() && it->Valid(); it->Next()) {
+    s = out.Add(it->key(), it->value());
+  }
+  if (s.ok()) s = it->status();
+  std::shared_ptr<FileMetaData> f;
+  if (s.ok()) s = out.Finish(&f);
+  // The segment and its directory entry are durable before any manifest
+  // record names it.
+  if (s.ok()) s = env_->SyncDir(dbname_);
+  if (s.ok()) {
+    OpenSegment(f.get());
+    s = f->open_status;
+  }
+  if (!s.ok()) {
+    Log(info_log_, "Flush to segment %06" PRIu64 " failed: %s", number,
+        s.ToString().c_str());
+    out.Abandon();
+    return s;
+  }
+  Log(info_log_,
+      "Flushed segment %06" PRIu64 ": %" PRIu64 " entries, %" PRIu64
+      " bytes in %" PRIu64 " us",
+      number, f->num_entries, f->file_size, env_->NowMicros() - start_micros);
+  counters_->flushes.fetch_add(1, std::memory_order_relaxed);
+  counters_->bytes_flushed.fetch_add(f->file_size, std::memory_order_relaxed);
+  *meta = std::move(f);
+  return Status::OK();
+}
+
+}  // namespace bloomkv

@@ -1,0 +1,159 @@
+// DBImpl, observability: DbStats, per-segment information and the
+// "bloomkv.*" properties.
+#include <cinttypes>
+#include <cstdio>
+
+#include "db/db_impl.h"
+#include "db/filename.h"
+#include "db/info_log.h"
+#include "util/logging.h"
+
+namespace bloomkv {
+
+DbStats DBImpl::GetStats() {
+  const auto& r = read_counters_;
+  DbStats st;
+  st.gets = r.Sum(kGets);
+  st.memtable_hits = r.Sum(kMemtableHits);
+  st.segments_consulted = r.Sum(kSegmentsConsulted);
+  st.skipped_by_range = r.Sum(kSkippedByRange);
+  st.filter_negatives = r.Sum(kFilterNegatives);
+  st.filter_positives = r.Sum(kFilterPositives);
+  st.filter_false_positives = r.Sum(kFilterFalsePositives);
+  st.data_blocks_read = r.Sum(kDataBlocksRead);
+  st.bytes_read = r.Sum(kBytesRead);
+  st.block_cache_hits = r.Sum(kBlockCacheHits);
+  st.block_cache_misses = r.Sum(kBlockCacheMisses);
+  const Counters& c = *counters_;
+  st.flushes = c.flushes.load();
+  st.bytes_flushed = c.bytes_flushed.load();
+  st.user_bytes_written = c.user_bytes_written.load();
+  st.compactions = c.compactions.load();
+  st.trivial_moves = c.trivial_moves.load();
+  st.compaction_bytes_read = c.compaction_bytes_read.load();
+  st.compaction_bytes_written = c.compaction_bytes_written.load();
+  st.compaction_filter_drops = c.compaction_filter_drops.load();
+  st.stall_micros = c.stall_micros.load();
+  st.write_delay_micros = c.write_delay_micros.load();
+  st.write_stop_micros = c.write_stop_micros.load();
+  return st;
+}
+
+std::vector<SegmentInfo> DBImpl::GetSegmentInfo() {
+  const size_t thread = ThisThreadIndex();
+  ReadView* view = read_views_.Acquire(thread);
+  std::vector<SegmentInfo> result;
+  for (int level = 0; level < kNumLevels; level++) {
+    for (const auto& f : view->version().files(level)) {
+      SegmentInfo& i = result.emplace_back();
+      i.level = level;
+      i.file_number = f->number;
+      i.file_name = SegmentFileName(dbname_, f->number);
+      i.file_size = f->file_size;
+      i.num_entries = f->num_entries;
+      i.smallest_key = ExtractUserKey(f->smallest).ToString();
+      i.largest_key = ExtractUserKey(f->largest).ToString();
+      i.readable = f->open_status.ok();
+      if (!i.readable) i.error = f->open_status.ToString();
+      if (f->filter != nullptr) {
+        i.has_filter = true;
+        i.bits_per_key = f->filter->bits_per_key();
+        i.filter_bytes = f->filter->memory();
+        i.theoretical_fp_rate = f->filter->TheoreticalFpRate();
+      }
+      i.lookups = f->counters.Sum(kSegmentLookups);
+      i.filter_negatives = f->counters.Sum(kSegmentFilterNegatives);
+      i.filter_positives = f->counters.Sum(kSegmentFilterPositives);
+      i.false_positives = f->counters.Sum(kSegmentFalsePositives);
+    }
+  }
+  read_views_.Release(thread, view);
+  return result;
+}
+
+bool DBImpl::GetProperty(const Slice& property, std::string* value) {
+  value->clear();
+  const std::string name = property.ToString();
+  if (name == "bloomkv.stats") {
+    *value = GetStats().ToString();
+    return true;
+  }
+  if (name == "bloomkv.compaction-pending") {
+    // "1" while a flush or compaction is queued or running, else "0".
+    std::lock_guard<std::mutex> guard(mu_);
+    *value = HasBackgroundWork() ? "1" : "0";
+    return true;
+  }
+  std::shared_ptr<const Version> v;
+  size_t mem_usage = 0;
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    v = versions_->current();
+    mem_usage = mem_->ApproximateMemoryUsage() +
+                (imm_ != nullptr ? imm_->ApproximateMemoryUsage() : 0);
+  }
+  const std::string kFilesAtLevel = "bloomkv.num-files-at-level";
+  if (name.compare(0, kFilesAtLevel.size(), kFilesAtLevel) == 0) {
+    const std::string n = name.substr(kFilesAtLevel.size());
+    if (n.size() != 1 || n[0] < '0' || n[0] >= '0' + kNumLevels) return false;
+    *value = std::to_string(v->NumFiles(n[0] - '0'));
+    return true;
+  }
+  if (name == "bloomkv.levels") {
+    *value = LevelsTable();
+    return true;
+  }
+  if (name == "bloomkv.approximate-memory-usage" ||
+      name == "bloomkv.resource-usage") {
+    uint64_t filter_bytes = 0, segments = 0;
+    for (int level = 0; level < kNumLevels; level++) {
+      for (const auto& f : v->files(level)) {
+        segments++;
+        if (f->filter != nullptr) filter_bytes += f->filter->memory();
+      }
+    }
+    const uint64_t index_bytes = table_cache_->index_bytes();
+    const uint64_t cache_bytes =
+        block_cache_ != nullptr ? block_cache_->TotalCharge() : 0;
+    const uint64_t total = mem_usage + filter_bytes + index_bytes + cache_bytes;
+    if (name == "bloomkv.approximate-memory-usage") {
+      *value = std::to_string(total);
+      return true;
+    }
+    auto add = [value](const char* key, uint64_t n) {
+      *value += std::string(key) + ": " + std::to_string(n) + "\n";
+    };
+    add("memtable_bytes", mem_usage);
+    add("filter_bytes", filter_bytes);
+    add("index_bytes", index_bytes);
+    add("block_cache_bytes", cache_bytes);
+    add("total_bytes", total);
+    add("segments", segments);
+    add("open_segment_files", table_cache_->open_files());
+    add("max_open_segment_files", table_cache_->capacity());
+    return true;
+  }
+  if (name == "bloomkv.segments") {
+    char line[512];
+    std::snprintf(line, sizeof(line),
+                  "%-5s %-8s %10s %12s %6s %10s %10s %10s %10s %9s %9s\n",
+                  "level", "segment", "entries", "bytes", "bits", "lookups",
+                  "negatives", "positives", "false_pos", "fp_meas",
+                  "fp_theory");
+    *value += line;
+    for (const SegmentInfo& i : GetSegmentInfo()) {
+      std::snprintf(
+          line, sizeof(line),
+          "L%-4d %08" PRIu64 " %10" PRIu64 " %12" PRIu64 " %6.1f %10" PRIu64
+          " %10" PRIu64 " %10" PRIu64 " %10" PRIu64 " %9.5f %9.5f\n",
+          i.level, i.file_number, i.num_entries, i.file_size, i.bits_per_key,
+          i.lookups, i.filter_negatives, i.filter_positives, i.false_positives,
+          i.MeasuredFpRate(), i.theoretical_fp_rate);
+      *value += line;
+    }
+    return true;
+  }
+  return false;
+}
+
+}  // namespace bloomkv

@@ -1,0 +1,136 @@
+// DBImpl, reads: Get (memtable, immutable memtable, then the version's
+// candidate segments through SegmentLookup), iterators and snapshots. None
+// of them takes the DB mutex on the way to an answer, except to register or
+// release a snapshot.
+#include "db/db_impl.h"
+#include "db/db_iter.h"
+#include "db/merging_iterator.h"
+#include "db/segment_lookup.h"
+#include "util/hash.h"
+
+namespace bloomkv {
+
+struct DBImpl::SnapshotImpl final : public Snapshot {
+  explicit SnapshotImpl(std::list<SequenceNumber>::iterator p) : pos(p) {}
+  SequenceNumber sequence() const { return *pos; }
+  std::list<SequenceNumber>::iterator pos;
+};
+
+void DBImpl::InstallReadView() {
+  read_views_.Install(new ReadView(mem_, imm_, versions_->current()));
+}
+
+Status DBImpl::Get(const ReadOptions& options, const Slice& key,
+                   std::string* value) {
+  Status s = ValidateKey(key);
+  if (!s.ok()) return s;
+  const uint64_t hash = KeyHash(key);  // once, for every filter probed
+  GetTrace* trace = options.trace;
+  if (trace != nullptr) {
+    *trace = GetTrace();
+    trace->key_hash = hash;
+  }
+  const size_t thread = ThisThreadIndex();
+  read_counters_.ShardFor(thread).Add(kGets, 1);
+
+  ReadView* view = read_views_.Acquire(thread);
+  // Read after pinning the view: every write up to this sequence is in the
+  // view's memtables (the sequence is published after the insert, and the
+  // view holding that memtable was installed before it).
+  const SequenceNumber snapshot =
+      options.snapshot != nullptr
+          ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
+          : versions_->last_sequence();
+  MemTable* imm = view->imm();
+
+  bool deleted = false;
+  bool found = false;
+  if (view->mem()->Get(key, snapshot, value, &deleted)) {
+    found = true;
+    if (trace != nullptr) trace->found_in_memtable = true;
+  } else if (imm != nullptr && imm->Get(key, snapshot, value, &deleted)) {
+    found = true;
+    if (trace != nullptr) trace->found_in_immutable = true;
+  }
+  if (found) {
+    read_counters_.ShardFor(thread).Add(kMemtableHits, 1);
+  } else {
+    SegmentReadOptions sro;
+    sro.verify_checksums = options.verify_checksums || options_.paranoid_checks;
+    sro.fill_cache = options.fill_cache;
+    SegmentLookup lookup(table_cache_.get(), sro, key, hash, snapshot, value,
+                         trace, thread);
+    view->version().ForEachCandidate(
+        key, hash, [&lookup](const FileMetaData& f, int level) {
+          return lookup.Consult(f, level);
+        });
+    lookup.Finish(&read_counters_.ShardFor(thread));
+    s = lookup.status();
+    found = lookup.found();
+    deleted = lookup.deleted();
+  }
+  read_views_.Release(thread, view);
+  if (!s.ok()) {
+    if (trace != nullptr) trace->result = s.ToString();
+    return s;
+  }
+  if (found && !deleted) {
+    if (trace != nullptr) trace->result = "found";
+    return Status::OK();
+  }
+  if (trace != nullptr) trace->result = deleted ? "deleted" : "not found";
+  return Status::NotFound("");
+}
+
+std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
+  // The iterator holds its own reference to the view for its lifetime.
+  const size_t thread = ThisThreadIndex();
+  ReadView* view = read_views_.Acquire(thread);
+  view->Ref();
+  read_views_.Release(thread, view);
+  const SequenceNumber sequence =  // after pinning, as in Get
+      options.snapshot != nullptr
+          ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
+          : versions_->last_sequence();
+  SegmentReadOptions sro;
+  sro.verify_checksums = options.verify_checksums || options_.paranoid_checks;
+  sro.fill_cache = options.fill_cache;
+
+  std::vector<std::unique_ptr<Iterator>> children;
+  children.emplace_back(view->mem()->NewIterator());
+  if (view->imm() != nullptr) children.emplace_back(view->imm()->NewIterator());
+  // Level-0 segments overlap: each is a child of the merge, open for the
+  // iterator's life. A deeper level is one child that opens its segments
+  // one at a time, so an iterator pins at most one segment per level there.
+  for (const auto& f : view->version().files(0)) {
+    children.push_back(table_cache_->NewIterator(*f, sro));
+  }
+  for (int level = 1; level < kNumLevels; level++) {
+    const Version::FileList& files = view->version().files(level);
+    if (!files.empty()) {
+      children.push_back(table_cache_->NewLevelIterator(files, sro));
+    }
+  }
+  // The cleanup runs after the merged iterator is gone, so the memtables and
+  // segments it reads stay alive exactly as long as needed.
+  return NewDBIterator(NewMergingIterator(std::move(children)), sequence,
+                       [view] { view->Unref(); });
+}
+
+const Snapshot* DBImpl::GetSnapshot() {
+  std::lock_guard<std::mutex> guard(mu_);
+  snapshots_.push_back(versions_->last_sequence());
+  return new SnapshotImpl(std::prev(snapshots_.end()));
+}
+
+void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
+  if (snapshot == nullptr) return;
+  const auto* impl = static_cast<const SnapshotImpl*>(snapshot);
+  {
+    std::lock_guard<std::mutex> guard(mu_);
+    snapshots_.erase(impl->pos);
+  }
+  delete impl;
+}
+
+}  // namespace bloomkv

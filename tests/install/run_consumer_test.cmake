@@ -14,6 +14,22 @@ endfunction()
 
 run_step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${PREFIX})
 
+# The tools, when built, are installed too, and say which version they are.
+foreach(tool kvtool shortlinkd)
+  if(EXISTS ${BUILD_DIR}/tools/${tool}/${tool})
+    if(NOT EXISTS ${PREFIX}/bin/${tool})
+      message(FATAL_ERROR "cmake --install did not install ${tool}")
+    endif()
+  endif()
+endforeach()
+if(EXISTS ${PREFIX}/bin/shortlinkd)
+  execute_process(COMMAND ${PREFIX}/bin/shortlinkd --version
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "^shortlinkd [0-9]+\\.[0-9]+\\.[0-9]+")
+    message(FATAL_ERROR "shortlinkd --version: exit ${rc}: ${out}${err}")
+  endif()
+endif()
+
 # A sanitizer build of the library needs the sanitizer runtime in the app.
 set(EXTRA_FLAGS "")
 if(SANITIZE)

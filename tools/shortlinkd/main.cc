@@ -36,6 +36,7 @@
 #include <string_view>
 #include <thread>
 
+#include "bloomkv/version.h"
 #include "tools/shortlink/access_log.h"
 #include "tools/shortlink/api_keys.h"
 #include "tools/shortlink/link_store.h"
@@ -206,110 +207,116 @@ int Preload(shortlink::LinkStore* store, const Flags& flags) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  Flags flags;
-  CLI::App app{"shortlinkd: a link shortener on bloomkv"};
-  app.add_option("--listen", flags.listen,
-                 "host:port to listen on (port 0: any free port)")
+// Every flag, with its default, help text and check.
+void AddFlags(CLI::App* app, Flags* flags) {
+  app->add_option("--listen", flags->listen,
+                  "host:port to listen on (port 0: any free port)")
       ->capture_default_str();
-  app.add_option("--data", flags.data, "database directory")
+  app->add_option("--data", flags->data, "database directory")
       ->capture_default_str();
-  app.add_option("--base-url", flags.base_url,
-                 "prefix of short_url (default http://<listen>)");
-  app.add_option("--redirect-status", flags.redirect_status, "301 or 302")
+  app->add_option("--base-url", flags->base_url,
+                  "prefix of short_url (default http://<listen>)");
+  app->add_option("--redirect-status", flags->redirect_status, "301 or 302")
       ->check(CLI::IsMember({301, 302}))
       ->capture_default_str();
-  app.add_option("--admin-token", flags.admin_token,
-                 "bearer token for DELETE and /admin (empty: disabled)")
+  app->add_option("--admin-token", flags->admin_token,
+                  "bearer token for DELETE and /admin (empty: disabled)")
       ->envname("SHORTLINKD_ADMIN_TOKEN");
-  app.add_option("--bits-per-key", flags.bits_per_key,
-                 "bloom filter bits per key for new segments (0: none)")
+  app->add_option("--bits-per-key", flags->bits_per_key,
+                  "bloom filter bits per key for new segments (0: none)")
       ->check(CLI::Range(0.0, 64.0))
       ->capture_default_str();
-  app.add_option("--block-cache-mb", flags.block_cache_mb,
-                 "block cache size in MiB (0: none)")
+  app->add_option("--block-cache-mb", flags->block_cache_mb,
+                  "block cache size in MiB (0: none)")
       ->capture_default_str();
-  app.add_option("--threads", flags.threads, "HTTP worker threads")
+  app->add_option("--threads", flags->threads, "HTTP worker threads")
       ->check(CLI::Range(1, 1024))
       ->capture_default_str();
-  app.add_option("--read-timeout-ms", flags.read_timeout_ms,
-                 "a request must arrive within this time of its first byte "
-                 "(else 408)")
+  app->add_option("--read-timeout-ms", flags->read_timeout_ms,
+                  "a request must arrive within this time of its first byte "
+                  "(else 408)")
       ->check(CLI::Range(1, 3'600'000))
       ->capture_default_str();
-  app.add_option("--idle-timeout-ms", flags.idle_timeout_ms,
-                 "an idle keep-alive connection is closed after this")
+  app->add_option("--idle-timeout-ms", flags->idle_timeout_ms,
+                  "an idle keep-alive connection is closed after this")
       ->check(CLI::Range(1, 3'600'000))
       ->capture_default_str();
-  app.add_option("--write-timeout-ms", flags.write_timeout_ms,
-                 "a response must be taken by the client within this time")
+  app->add_option("--write-timeout-ms", flags->write_timeout_ms,
+                  "a response must be taken by the client within this time")
       ->check(CLI::Range(1, 3'600'000))
       ->capture_default_str();
-  app.add_option("--max-connections", flags.max_connections,
-                 "open connections beyond this are closed at once")
+  app->add_option("--max-connections", flags->max_connections,
+                  "open connections beyond this are closed at once")
       ->check(CLI::Range(1, 1'000'000))
       ->capture_default_str();
-  app.add_option("--compact-interval", flags.compact_interval,
-                 "seconds between full compactions (0: never)")
+  app->add_option("--compact-interval", flags->compact_interval,
+                  "seconds between full compactions (0: never)")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  app.add_option("--stats-flush-ms", flags.stats_flush_ms,
-                 "milliseconds between writes of the gathered click counts")
+  app->add_option("--stats-flush-ms", flags->stats_flush_ms,
+                  "milliseconds between writes of the gathered click counts")
       ->check(CLI::Range(1, 3'600'000))
       ->capture_default_str();
-  app.add_option("--test-clock-file", flags.test_clock_file,
-                 "FOR TESTS: read the current Unix time from this file");
-  app.add_option("--port-file", flags.port_file,
-                 "write the bound port to this file once listening");
-  app.add_option("--preload", flags.preload,
-                 "store N generated links directly, compact, and exit");
-  app.add_option("--codes-out", flags.codes_out,
-                 "with --preload: write the codes to this file");
-  app.add_option("--config", flags.config,
-                 "read flags from this TOML/INI file (flags and environment "
-                 "take precedence)");
-  app.add_option("--api-keys-file", flags.api_keys_file,
-                 "name:sha256:<hex> lines; if given, creating links needs "
-                 "one of these keys (or the admin token)");
-  app.add_option("--rate-limit-key", flags.rate_limit_key,
-                 "per API key: R/s, R/m or R/h (default: no limit)");
-  app.add_option("--rate-limit-key-burst", flags.rate_limit_key_burst,
-                 "bucket size for --rate-limit-key (default: one second's "
-                 "worth, at least 1)")
+  app->add_option("--test-clock-file", flags->test_clock_file,
+                  "FOR TESTS: read the current Unix time from this file");
+  app->add_option("--port-file", flags->port_file,
+                  "write the bound port to this file once listening");
+  app->add_option("--preload", flags->preload,
+                  "store N generated links directly, compact, and exit");
+  app->add_option("--codes-out", flags->codes_out,
+                  "with --preload: write the codes to this file");
+  app->add_option("--config", flags->config,
+                  "read flags from this TOML/INI file (flags and environment "
+                  "take precedence)");
+  app->add_option("--api-keys-file", flags->api_keys_file,
+                  "name:sha256:<hex> lines; if given, creating links needs "
+                  "one of these keys (or the admin token)");
+  app->add_option("--rate-limit-key", flags->rate_limit_key,
+                  "per API key: R/s, R/m or R/h (default: no limit)");
+  app->add_option("--rate-limit-key-burst", flags->rate_limit_key_burst,
+                  "bucket size for --rate-limit-key (default: one second's "
+                  "worth, at least 1)")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--rate-limit-ip", flags.rate_limit_ip,
-                 "per client address (IPv6 by /64): R/s, R/m or R/h "
-                 "(default: no limit)");
-  app.add_option("--rate-limit-ip-burst", flags.rate_limit_ip_burst,
-                 "bucket size for --rate-limit-ip")
+  app->add_option("--rate-limit-ip", flags->rate_limit_ip,
+                  "per client address (IPv6 by /64): R/s, R/m or R/h "
+                  "(default: no limit)");
+  app->add_option("--rate-limit-ip-burst", flags->rate_limit_ip_burst,
+                  "bucket size for --rate-limit-ip")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--rate-limit-ip-entries", flags.rate_limit_ip_entries,
-                 "most client addresses tracked at once")
+  app->add_option("--rate-limit-ip-entries", flags->rate_limit_ip_entries,
+                  "most client addresses tracked at once")
       ->check(CLI::Range(size_t{shortlink::RateLimiter::kShards},
                          size_t{100'000'000}))
       ->capture_default_str();
-  app.add_flag("--rate-limit-redirects", flags.rate_limit_redirects,
-               "apply --rate-limit-ip to redirects too");
-  app.add_flag("--trust-proxy", flags.trust_proxy,
-               "take the client address from X-Forwarded-For's last hop");
-  app.add_option("--access-log", flags.access_log,
-                 "log every request to this file, or - for stdout");
-  app.add_option("--access-log-format", flags.access_log_format,
-                 "common, combined or json")
+  app->add_flag("--rate-limit-redirects", flags->rate_limit_redirects,
+                "apply --rate-limit-ip to redirects too");
+  app->add_flag("--trust-proxy", flags->trust_proxy,
+                "take the client address from X-Forwarded-For's last hop");
+  app->add_option("--access-log", flags->access_log,
+                  "log every request to this file, or - for stdout");
+  app->add_option("--access-log-format", flags->access_log_format,
+                  "common, combined or json")
       ->check(CLI::IsMember({"common", "combined", "json"}))
       ->capture_default_str();
-  std::string key_name;
-  CLI::App* hash_cmd = app.add_subcommand(
-      "hash-api-key",
-      "read an API key from stdin, print its --api-keys-file line");
-  hash_cmd->add_option("name", key_name, "the key's name")->required();
-  shortlink::AddEnvironmentNames(&app);
-  CLI11_PARSE(app, argc, argv);
-  if (*hash_cmd) return HashApiKey(key_name);
+  app->set_version_flag("--version", [] {
+    return std::string("shortlinkd ") + bloomkv::VersionString();
+  });
+}
+
+// What the flags say once checked and parsed.
+struct Settings {
+  shortlink::RateLimit key_limit, ip_limit;
+  std::shared_ptr<const shortlink::ApiKeys> api_keys;
+  std::string host;
+  int port = 0;
+};
+
+// Applies --config, then checks and parses what the flags name into
+// *settings. 0, or the exit code (2) after one line on stderr.
+int Configure(CLI::App* app, int argc, char** argv, const Flags& flags,
+              Settings* settings) {
   if (!flags.config.empty()) {
-    const Status cs = shortlink::ApplyConfigFile(&app, flags.config);
+    const Status cs = shortlink::ApplyConfigFile(app, flags.config);
     if (!cs.ok()) {
       std::fprintf(stderr, "shortlinkd: %s\n", cs.message().c_str());
       return 2;
@@ -324,72 +331,34 @@ int main(int argc, char** argv) {
       break;
     }
   }
-  shortlink::RateLimit key_limit, ip_limit;
   if (!ParseLimitFlags("--rate-limit-key", flags.rate_limit_key,
-                       flags.rate_limit_key_burst, &key_limit) ||
+                       flags.rate_limit_key_burst, &settings->key_limit) ||
       !ParseLimitFlags("--rate-limit-ip", flags.rate_limit_ip,
-                       flags.rate_limit_ip_burst, &ip_limit)) {
+                       flags.rate_limit_ip_burst, &settings->ip_limit)) {
     return 2;
   }
-  if (key_limit.enabled() && flags.api_keys_file.empty()) {
+  if (settings->key_limit.enabled() && flags.api_keys_file.empty()) {
     std::fprintf(stderr,
                  "shortlinkd: warning: --rate-limit-key has no effect "
                  "without --api-keys-file\n");
   }
-  std::shared_ptr<const shortlink::ApiKeys> api_keys;
   if (!flags.api_keys_file.empty()) {
-    api_keys = LoadApiKeys(flags.api_keys_file);
-    if (api_keys == nullptr) return 2;
+    settings->api_keys = LoadApiKeys(flags.api_keys_file);
+    if (settings->api_keys == nullptr) return 2;
   }
 
-  std::string host;
-  int port = 0;
-  if (!ParseListen(flags.listen, &host, &port)) {
+  if (!ParseListen(flags.listen, &settings->host, &settings->port)) {
     std::fprintf(stderr, "shortlinkd: bad --listen %s\n", flags.listen.c_str());
     return 2;
   }
+  return 0;
+}
 
-  // Block the shutdown signals before any thread exists (the store starts
-  // its background thread), so every thread inherits the mask and only
-  // the signal thread receives them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGINT);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
-  signal(SIGPIPE, SIG_IGN);
-
-  // After the mask: the log's writer thread must not take the signals.
-  std::unique_ptr<shortlink::AccessLog> access_log;
-  if (!flags.access_log.empty()) {
-    shortlink::AccessLogFormat format;
-    Status as =
-        shortlink::ParseAccessLogFormat(flags.access_log_format, &format);
-    if (as.ok())
-      as = shortlink::AccessLog::Open(flags.access_log, format, &access_log);
-    if (!as.ok()) {
-      std::fprintf(stderr, "shortlinkd: access log: %s\n",
-                   as.ToString().c_str());
-      return 2;
-    }
-  }
-  shortlink::LinkStoreOptions store_options;
-  store_options.bits_per_key = flags.bits_per_key;
-  store_options.block_cache_bytes = flags.block_cache_mb << 20;
-  store_options.stats_flush_ms = flags.stats_flush_ms;
-  if (!flags.test_clock_file.empty()) {
-    store_options.now = MakeFileClock(flags.test_clock_file);
-  }
-  std::unique_ptr<shortlink::LinkStore> store;
-  Status s = shortlink::LinkStore::Open(store_options, flags.data, &store);
-  if (!s.ok()) {
-    std::fprintf(stderr, "shortlinkd: open %s: %s\n", flags.data.c_str(),
-                 s.ToString().c_str());
-    return 1;
-  }
-  if (flags.preload > 0) return Preload(store.get(), flags);
-
+// Listens, answers requests until SIGINT or SIGTERM (SIGHUP reloads the API
+// keys and reopens the access log), runs the periodic compaction, and
+// stops the server and its threads. 0, or 1 when serving failed.
+int Serve(const Flags& flags, const Settings& settings, const sigset_t& signals,
+          shortlink::LinkStore* store, shortlink::AccessLog* access_log) {
   shortlink::HttpServerOptions http_options;
   http_options.threads = flags.threads;
   http_options.read_timeout_ms = flags.read_timeout_ms;
@@ -406,15 +375,16 @@ int main(int argc, char** argv) {
                  shortlink::HttpResponse* res) { service->Handle(req, res); },
       [&service](const shortlink::HttpRequest& req,
                  shortlink::HttpResponse* res) { service->Reject(req, res); });
-  s = server.Listen(host, port, &port);
+  int port = settings.port;
+  Status s = server.Listen(settings.host, port, &port);
   if (!s.ok()) {
     std::fprintf(stderr, "shortlinkd: cannot listen on %s: %s\n",
                  flags.listen.c_str(), s.ToString().c_str());
     return 1;
   }
-  const bool v6 = host.find(':') != std::string::npos;
-  const std::string bound =
-      (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+  const bool v6 = settings.host.find(':') != std::string::npos;
+  const std::string bound = (v6 ? "[" + settings.host + "]" : settings.host) +
+                            ":" + std::to_string(port);
 
   shortlink::ServiceOptions service_options;
   service_options.base_url =
@@ -422,14 +392,14 @@ int main(int argc, char** argv) {
   service_options.redirect_status = flags.redirect_status;
   service_options.admin_token = flags.admin_token;
   shortlink::AdmissionOptions& admission = service_options.admission;
-  admission.api_keys = api_keys;
-  admission.key_limit = key_limit;
-  admission.ip_limit = ip_limit;
+  admission.api_keys = settings.api_keys;
+  admission.key_limit = settings.key_limit;
+  admission.ip_limit = settings.ip_limit;
   admission.ip_limit_entries = flags.rate_limit_ip_entries;
   admission.limit_redirects = flags.rate_limit_redirects;
   admission.trust_proxy = flags.trust_proxy;
-  service_options.access_log = access_log.get();
-  service = std::make_unique<shortlink::Service>(store.get(), service_options);
+  service_options.access_log = access_log;
+  service = std::make_unique<shortlink::Service>(store, service_options);
 
   std::atomic<bool> signalled{false};
   std::thread signal_thread([&] {
@@ -500,11 +470,79 @@ int main(int argc, char** argv) {
   compact_cv.notify_all();
   compact_thread.join();
 
+  return served.ok() ? 0 : 1;
+}
+
+// Starts what serving needs (the signal mask, the access log, the store),
+// serves until a shutdown signal, then flushes and closes the store.
+int Start(const Flags& flags, const Settings& settings) {
+  // Block the shutdown signals before any thread exists (the store starts
+  // its background thread), so every thread inherits the mask and only
+  // the signal thread receives them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  // After the mask: the log's writer thread must not take the signals.
+  std::unique_ptr<shortlink::AccessLog> access_log;
+  if (!flags.access_log.empty()) {
+    shortlink::AccessLogFormat format;
+    Status as =
+        shortlink::ParseAccessLogFormat(flags.access_log_format, &format);
+    if (as.ok())
+      as = shortlink::AccessLog::Open(flags.access_log, format, &access_log);
+    if (!as.ok()) {
+      std::fprintf(stderr, "shortlinkd: access log: %s\n",
+                   as.ToString().c_str());
+      return 2;
+    }
+  }
+  shortlink::LinkStoreOptions store_options;
+  store_options.bits_per_key = flags.bits_per_key;
+  store_options.block_cache_bytes = flags.block_cache_mb << 20;
+  store_options.stats_flush_ms = flags.stats_flush_ms;
+  if (!flags.test_clock_file.empty()) {
+    store_options.now = MakeFileClock(flags.test_clock_file);
+  }
+  std::unique_ptr<shortlink::LinkStore> store;
+  Status s = shortlink::LinkStore::Open(store_options, flags.data, &store);
+  if (!s.ok()) {
+    std::fprintf(stderr, "shortlinkd: open %s: %s\n", flags.data.c_str(),
+                 s.ToString().c_str());
+    return 1;
+  }
+  if (flags.preload > 0) return Preload(store.get(), flags);
+  const int code =
+      Serve(flags, settings, signals, store.get(), access_log.get());
   s = store->Flush();
   if (!s.ok()) {
     std::fprintf(stderr, "shortlinkd: flush: %s\n", s.ToString().c_str());
   }
   store.reset();
   std::printf("shortlinkd stopped\n");
-  return served.ok() && s.ok() ? 0 : 1;
+  return code == 0 && s.ok() ? 0 : 1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Flags flags;
+  CLI::App app{"shortlinkd: a link shortener on bloomkv"};
+  AddFlags(&app, &flags);
+  std::string key_name;
+  CLI::App* hash_cmd = app.add_subcommand(
+      "hash-api-key",
+      "read an API key from stdin, print its --api-keys-file line");
+  hash_cmd->add_option("name", key_name, "the key's name")->required();
+  shortlink::AddEnvironmentNames(&app);
+  CLI11_PARSE(app, argc, argv);
+  if (*hash_cmd) return HashApiKey(key_name);
+  Settings settings;
+  const int code = Configure(&app, argc, argv, flags, &settings);
+  if (code != 0) return code;
+  return Start(flags, settings);
 }

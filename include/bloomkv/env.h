@@ -171,7 +171,10 @@ class Env {
   virtual bool IsDirectory(const std::string& dirname) = 0;
 
   // Takes an exclusive lock on fname (created if missing). Fails with
-  // IOError if another process — or this one — already holds it.
+  // Status::Busy (an IOError whose IsBusy() is true) if another process —
+  // or this one — already holds it, and with a plain IOError if the file
+  // cannot be created or locked at all: the database then reports "in use"
+  // only for the former.
   virtual Status LockFile(const std::string& fname,
                           std::unique_ptr<FileLock>* lock) = 0;
   virtual Status UnlockFile(std::unique_ptr<FileLock> lock) = 0;

@@ -770,6 +770,8 @@ TEST_F(KvtoolTest, RepairRebuildsALostManifestAndReports) {
   EXPECT_EQ(3, j["segments_kept"]);  // the two, and the one from the log
   EXPECT_EQ(0, j["logs_replayed"]);
   EXPECT_GT(j["last_sequence"].get<uint64_t>(), 200u);
+  EXPECT_EQ(0, j["entries_dropped"]);
+  EXPECT_EQ(0, j["segments_with_unknown_loss"]);
 
   Options options;
   std::unique_ptr<DB> db;

@@ -51,6 +51,7 @@ int RunRepair(const Context& ctx, const std::string& path) {
         {"log_regions_dropped", r.log_regions_dropped},
         {"log_bytes_dropped", r.log_bytes_dropped},
         {"entries_dropped", r.entries_dropped},
+        {"segments_with_unknown_loss", r.segments_with_unknown_loss},
         {"segments_written", r.segments_written},
         {"files_moved_to_lost", r.files_moved_to_lost},
         {"last_sequence", r.last_sequence},
@@ -60,10 +61,16 @@ int RunRepair(const Context& ctx, const std::string& path) {
     out << "repaired " << path << "\n"
         << "  segments kept intact      " << r.segments_kept << "\n"
         << "  segments salvaged         " << r.segments_salvaged
-        << " (readable entries rewritten, " << r.entries_dropped
-        << " entries unreadable)\n"
+        << " (readable blocks rewritten, " << r.entries_dropped
+        << " entries unreadable"
+        << (r.segments_with_unknown_loss > 0
+                ? ", plus the unknown loss of " +
+                      std::to_string(r.segments_with_unknown_loss) +
+                      " segment(s) whose entry count is recorded nowhere"
+                : std::string())
+        << ")\n"
         << "  segments moved to lost/   " << r.segments_lost
-        << " (could not be opened)\n"
+        << " (no readable block)\n"
         << "  logs replayed             " << r.logs_replayed << " ("
         << r.log_records_replayed << " records; " << r.log_regions_dropped
         << " damaged regions, " << r.log_bytes_dropped << " bytes, skipped)\n"

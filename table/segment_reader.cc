@@ -14,6 +14,7 @@
 #include "table/two_level_iterator.h"
 #include "util/cache.h"
 #include "util/coding.h"
+#include "util/filter_registry.h"
 
 namespace bloomkv {
 
@@ -240,13 +241,19 @@ Status SegmentReader::Open(const SegmentReaderOptions& options,
   }
   if (!s.ok()) return s;
 
-  // A filter is only interpreted by the policy that wrote it; any other
-  // reader ignores it and searches the data blocks instead.
-  const FilterPolicy* policy = options.filter_policy.get();
+  // A filter is interpreted by a policy of the name that wrote it: the
+  // configured one, or else the built-in one of that name. A filter of
+  // another name is ignored and the data blocks are searched instead.
+  std::shared_ptr<const FilterPolicy> policy;
+  if (options.filter == nullptr && options.filter_policy != nullptr &&
+      !rep->props.filter_policy.empty()) {
+    policy = rep->props.filter_policy == options.filter_policy->Name()
+                 ? options.filter_policy
+                 : BuiltinFilterPolicy(rep->props.filter_policy);
+  }
   if (options.filter != nullptr) {
     rep->filter = options.filter;
-  } else if (policy != nullptr && !rep->props.filter_policy.empty() &&
-             rep->props.filter_policy == policy->Name()) {
+  } else if (policy != nullptr) {
     s = rep->CheckHandle(footer.filter_handle, "filter");
     std::string filter;
     if (s.ok()) {
@@ -255,7 +262,7 @@ Status SegmentReader::Open(const SegmentReaderOptions& options,
     }
     if (!s.ok()) return s;
     rep->filter = std::make_shared<const SegmentFilter>(
-        options.filter_policy, std::move(filter), rep->props.num_filter_keys,
+        std::move(policy), std::move(filter), rep->props.num_filter_keys,
         rep->props.bits_per_key);
   }
   if (options.block_cache != nullptr) {

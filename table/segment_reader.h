@@ -43,7 +43,7 @@ class RandomAccessFile;
 // concurrent use.
 class SegmentFilter {
  public:
-  // REQUIRES: policy is non-null and wrote data (same Name()).
+  // REQUIRES: policy is non-null and of the Name() that wrote data.
   SegmentFilter(std::shared_ptr<const FilterPolicy> policy, std::string data,
                 uint64_t num_keys, double bits_per_key);
   SegmentFilter(const SegmentFilter&) = delete;
@@ -88,8 +88,10 @@ class SegmentFilter {
 
 struct SegmentReaderOptions {
   // The policy whose filters this reader interprets. A segment whose stored
-  // policy name differs (or a null policy) is read without its filter: every
-  // lookup then goes to the index and data blocks.
+  // policy name differs is read with the built-in policy of that name
+  // (util/filter_registry.h), or, if there is none, without its filter:
+  // every lookup then goes to the index and data blocks. A null policy reads
+  // no filters at all.
   std::shared_ptr<const FilterPolicy> filter_policy;
   // Optional block cache shared by many readers; not owned.
   Cache* block_cache = nullptr;

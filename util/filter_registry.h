@@ -1,0 +1,25 @@
+// The built-in filter policies by the Name() they store in segments, so that
+// a segment reader can interpret a filter written by a built-in policy other
+// than the one it is configured with (table/segment_reader.cc).
+//
+// Each policy returned reads every filter its encoding allows, whatever the
+// bits per key it was written with: the bloom encoding records its probe
+// count, the binary fuse encoding its whole layout.
+//
+// Thread-safety: thread-safe; the policies are immutable and shared.
+#ifndef BLOOMKV_UTIL_FILTER_REGISTRY_H_
+#define BLOOMKV_UTIL_FILTER_REGISTRY_H_
+
+#include <memory>
+
+#include "bloomkv/filter_policy.h"
+#include "bloomkv/slice.h"
+
+namespace bloomkv {
+
+// The built-in policy whose Name() is `name`, or null if there is none.
+std::shared_ptr<const FilterPolicy> BuiltinFilterPolicy(const Slice& name);
+
+}  // namespace bloomkv
+
+#endif  // BLOOMKV_UTIL_FILTER_REGISTRY_H_

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "bloomkv/filter_policy.h"
+#include "bloomkv/static_filter.h"
 #include "bloomkv/write_batch.h"
 #include "db/log_writer.h"
 #include "db/version_edit.h"
@@ -24,6 +25,7 @@
 #include "table/internal_key.h"
 #include "table/segment_builder.h"
 #include "tests/testutil/mem_files.h"
+#include "util/coding.h"
 #include "util/random.h"
 
 namespace bloomkv::fuzz {
@@ -181,6 +183,47 @@ void WriteBatchSeeds() {
 }  // namespace
 }  // namespace bloomkv::fuzz
 
+namespace bloomkv::fuzz {
+namespace {
+
+// binary_fuse: hash sets to build from (byte 0 even), and encodings to
+// decode (byte 0 odd): segment filters of both widths and StaticFilters.
+void BinaryFuseSeeds() {
+  Random rnd(17);
+  auto hash_set = [&rnd](int n, unsigned char mode) {
+    std::string s;
+    s.push_back('\0');
+    s.push_back(static_cast<char>(mode));
+    for (int i = 0; i < n; i++) PutFixed64(&s, rnd.Next64());
+    return s;
+  };
+  Write("binary_fuse", "build-empty", hash_set(0, 0));
+  Write("binary_fuse", "build-one-16bit", hash_set(1, 1));
+  Write("binary_fuse", "build-3-times-4", hash_set(3, 3 << 1));
+  Write("binary_fuse", "build-100", hash_set(100, 0));
+  Write("binary_fuse", "build-100-16bit-twice", hash_set(100, 1 | (1 << 1)));
+  std::vector<uint64_t> hashes(60);
+  for (auto& h : hashes) h = rnd.Next64();
+  for (int bits : {8, 16}) {
+    std::string filter = "\x01";
+    NewBinaryFuseFilterPolicy(bits)->CreateFilter(hashes.data(), hashes.size(),
+                                                  &filter);
+    WriteWithDamage("binary_fuse", "segment-filter-" + std::to_string(bits),
+                    filter);
+    std::string serialized = "\x01";
+    StaticFilter::BuildFromHashes(hashes.data(), hashes.size(), bits)
+        .Serialize(&serialized);
+    WriteWithDamage("binary_fuse", "static-filter-" + std::to_string(bits),
+                    serialized);
+  }
+  std::string empty = "\x01";
+  StaticFilter().Serialize(&empty);
+  Write("binary_fuse", "valid-static-filter-empty", empty);
+}
+
+}  // namespace
+}  // namespace bloomkv::fuzz
+
 int main(int argc, char** argv) {
   if (argc != 2) {
     std::fprintf(stderr, "usage: %s <corpus dir>\n", argv[0]);
@@ -192,5 +235,6 @@ int main(int argc, char** argv) {
   bloomkv::fuzz::LogSeeds();
   bloomkv::fuzz::VersionEditSeeds();
   bloomkv::fuzz::WriteBatchSeeds();
+  bloomkv::fuzz::BinaryFuseSeeds();
   return 0;
 }

@@ -13,9 +13,18 @@
 // each bits-per-key setting at the chosen probe count and its neighbours:
 // the measurement behind ChooseNumProbes (docs/filters.md).
 //
+// The binary fuse filters (8- and 16-bit fingerprints) get the same build
+// and probe benchmarks (BM_Fuse*), the large one at 10^8 keys
+// ($BLOOMKV_FUSE_LARGE_KEYS to change it). `filter_bench --space_table`
+// prints, for bloom at 10 bits per key and both fuse widths, bits per key,
+// the false-positive rate measured with 10^7 absent keys, the bound
+// log2(1/rate) at that rate, build ns per key and peak temporary build
+// memory per key (docs/filters.md, "Binary fuse filters: measurements").
+//
 // Thread-safety: single-threaded.
 #include <benchmark/benchmark.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -26,12 +35,14 @@
 
 #include "bloomkv/bloom_filter.h"
 #include "bloomkv/filter_policy.h"
+#include "util/binary_fuse.h"
 #include "util/blocked_bloom.h"
 
 namespace bloomkv {
 namespace {
 
 namespace bb = blocked_bloom;
+namespace bf = binary_fuse;
 
 constexpr uint64_t kSmallKeys = 10000;
 // 4,199,219 lines of 64 bytes at 10 bits per key: 256.3 MiB.
@@ -244,6 +255,185 @@ BENCHMARK_TEMPLATE(BM_BloomFilterMightContain, false)
     ->Arg(kLargeKeys);
 BENCHMARK(BM_PrefetchedBatchProbeAbsent)->Arg(kLargeKeys);
 
+// ---- binary fuse ------------------------------------------------------------
+
+uint64_t FuseLargeKeys() {
+  static const uint64_t n = [] {
+    const char* env = std::getenv("BLOOMKV_FUSE_LARGE_KEYS");
+    return env != nullptr ? std::strtoull(env, nullptr, 10) : 100000000ull;
+  }();
+  return n;
+}
+
+std::shared_ptr<const FilterPolicy> FusePolicy(int bits) {
+  static const auto p8 = NewBinaryFuseFilterPolicy(8);
+  static const auto p16 = NewBinaryFuseFilterPolicy(16);
+  return bits == 8 ? p8 : p16;
+}
+
+std::string BuildFuseFilter(int bits, uint64_t n) {
+  std::vector<uint64_t> hashes(n);
+  for (uint64_t i = 0; i < n; i++) hashes[i] = Mix(i);
+  std::string filter;
+  FusePolicy(bits)->CreateFilter(hashes.data(), n, &filter);
+  return filter;
+}
+
+// Built once per width and size: the large ones take a while.
+const std::string& FuseFilter(int bits, bool large) {
+  static std::string cache[2][2];
+  std::string& f = cache[bits == 16][large];
+  if (f.empty())
+    f = BuildFuseFilter(bits, large ? FuseLargeKeys() : kSmallKeys);
+  return f;
+}
+
+// ns per key and peak temporary bytes per key to build a fuse filter from an
+// array of hashes.
+template <int kBits>
+void BM_FuseCreateFilter(benchmark::State& state) {
+  const auto n = static_cast<uint64_t>(state.range(0));
+  std::vector<uint64_t> hashes(n);
+  for (uint64_t i = 0; i < n; i++) hashes[i] = Mix(i);
+  std::string filter;
+  bf::BuildStats stats;
+  for (auto _ : state) {
+    filter.clear();
+    bf::Build(hashes.data(), n, kBits, &filter, &stats);
+    benchmark::DoNotOptimize(filter.data());
+  }
+  SetKeyCounters(state, n, filter.size());
+  state.counters["bits_per_key"] =
+      8.0 * static_cast<double>(filter.size()) / static_cast<double>(n);
+  state.counters["temp_bytes_per_key"] =
+      static_cast<double>(stats.peak_temp_bytes) / static_cast<double>(n);
+  state.counters["attempts"] = stats.attempts;
+  state.counters["ns_per_key"] = benchmark::Counter(
+      static_cast<double>(n) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+// range(0): 0 = small (10k keys), 1 = large.
+template <int kBits, bool kPresent>
+void BM_FuseKeyMayMatch(benchmark::State& state) {
+  const bool large = state.range(0) != 0;
+  const uint64_t n = large ? FuseLargeKeys() : kSmallKeys;
+  const std::string& filter = FuseFilter(kBits, large);
+  const FilterPolicy& policy = *FusePolicy(kBits);
+  IndexPicker pick(n);
+  uint64_t matches = 0;
+  for (auto _ : state) {
+    const uint64_t h =
+        kPresent ? Mix(pick.Next()) : Mix(pick.Next() + kAbsentOffset);
+    matches += policy.KeyMayMatch(h, filter);
+  }
+  benchmark::DoNotOptimize(matches);
+  SetKeyCounters(state, n, filter.size());
+  state.counters["match_rate"] =
+      static_cast<double>(matches) / static_cast<double>(state.iterations());
+}
+
+// Absent-key probes in batches of 8 through the policy's Prefetch hint,
+// as a lookup over several segments does; time is per key.
+template <int kBits>
+void BM_FusePrefetchedBatchProbeAbsent(benchmark::State& state) {
+  const bool large = state.range(0) != 0;
+  const uint64_t n = large ? FuseLargeKeys() : kSmallKeys;
+  const std::string& filter = FuseFilter(kBits, large);
+  const FilterPolicy& policy = *FusePolicy(kBits);
+  IndexPicker pick(n);
+  constexpr int kBatch = 8;
+  uint64_t matches = 0;
+  for (auto _ : state) {
+    uint64_t h[kBatch];
+    for (int i = 0; i < kBatch; i++) {
+      h[i] = Mix(pick.Next() + kAbsentOffset);
+      policy.Prefetch(h[i], filter);
+    }
+    for (int i = 0; i < kBatch; i++)
+      matches += policy.KeyMayMatch(h[i], filter);
+  }
+  benchmark::DoNotOptimize(matches);
+  SetKeyCounters(state, n, filter.size());
+  state.counters["ns_per_key"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * kBatch,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+
+BENCHMARK_TEMPLATE(BM_FuseCreateFilter, 8)
+    ->Arg(kSmallKeys)
+    ->Arg(1000000)
+    ->Arg(10000000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_FuseCreateFilter, 16)
+    ->Arg(kSmallKeys)
+    ->Arg(1000000)
+    ->Arg(10000000)
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_FuseKeyMayMatch, 8, true)->Arg(0)->Arg(1);
+BENCHMARK_TEMPLATE(BM_FuseKeyMayMatch, 8, false)->Arg(0)->Arg(1);
+BENCHMARK_TEMPLATE(BM_FuseKeyMayMatch, 16, true)->Arg(0)->Arg(1);
+BENCHMARK_TEMPLATE(BM_FuseKeyMayMatch, 16, false)->Arg(0)->Arg(1);
+BENCHMARK_TEMPLATE(BM_FusePrefetchedBatchProbeAbsent, 8)->Arg(0)->Arg(1);
+BENCHMARK_TEMPLATE(BM_FusePrefetchedBatchProbeAbsent, 16)->Arg(0)->Arg(1);
+
+// --space_table [keys]: space against the bound, build cost and temporary
+// memory, for each filter kind, at `keys` keys (default 10^6; 10^7 absent
+// probes each).
+void PrintSpaceTable(uint64_t keys) {
+  constexpr uint64_t kProbes = 10000000;
+  std::vector<uint64_t> hashes(keys);
+  for (uint64_t i = 0; i < keys; i++) hashes[i] = Mix(i);
+  std::printf(
+      "| filter | keys | bits/key | FP measured (10^7 absent) | bound "
+      "log2(1/FP) | bits/key / bound | build ns/key | temp bytes/key |\n");
+  std::printf("|---|---|---|---|---|---|---|---|\n");
+  struct Kind {
+    const char* name;
+    std::shared_ptr<const FilterPolicy> policy;
+    int fuse_bits;  // 0: bloom
+  };
+  const Kind kinds[] = {{"bloom 10 bits/key", NewBloomFilterPolicy(10), 0},
+                        {"fuse8", FusePolicy(8), 8},
+                        {"fuse16", FusePolicy(16), 16}};
+  for (const Kind& kind : kinds) {
+    std::string filter;
+    bf::BuildStats stats;
+    const auto start = std::chrono::steady_clock::now();
+    if (kind.fuse_bits != 0) {
+      bf::Build(hashes.data(), keys, kind.fuse_bits, &filter, &stats);
+    } else {
+      kind.policy->CreateFilter(hashes.data(), keys, &filter);
+    }
+    const double build_ns = std::chrono::duration<double, std::nano>(
+                                std::chrono::steady_clock::now() - start)
+                                .count() /
+                            static_cast<double>(keys);
+    // The bloom policy builds its lines in one aligned buffer of the
+    // filter's size, then copies it out.
+    const double temp_per_key =
+        kind.fuse_bits != 0
+            ? static_cast<double>(stats.peak_temp_bytes) /
+                  static_cast<double>(keys)
+            : static_cast<double>(filter.size()) / static_cast<double>(keys);
+    uint64_t positives = 0;
+    for (uint64_t i = 0; i < kProbes; i++) {
+      positives += kind.policy->KeyMayMatch(Mix(i + kAbsentOffset), filter);
+    }
+    const double fp =
+        static_cast<double>(positives) / static_cast<double>(kProbes);
+    const double bpk =
+        8.0 * static_cast<double>(filter.size()) / static_cast<double>(keys);
+    const double bound = -std::log2(fp);
+    std::printf(
+        "| %s | %llu | %.3f | %.4f%% (%llu) | %.3f | %.3f | %.1f | %.1f |\n",
+        kind.name, static_cast<unsigned long long>(keys), bpk, fp * 100,
+        static_cast<unsigned long long>(positives), bound, bpk / bound,
+        build_ns, temp_per_key);
+    std::fflush(stdout);
+  }
+}
+
 // --probe_table: for each bits-per-key setting, the measured false-positive
 // rate at the chosen probe count k and at k - 1 and k + 1, next to theory.
 void PrintProbeTable() {
@@ -295,6 +485,12 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     if (std::strcmp(argv[i], "--probe_table") == 0) {
       bloomkv::PrintProbeTable();
+      return 0;
+    }
+    if (std::strcmp(argv[i], "--space_table") == 0) {
+      const uint64_t keys =
+          i + 1 < argc ? std::strtoull(argv[i + 1], nullptr, 10) : 1000000;
+      bloomkv::PrintSpaceTable(keys);
       return 0;
     }
   }

@@ -53,7 +53,6 @@ void AppendHeader(int bits, int log2, unsigned char flags,
 // radix sort in six passes of 11 bits (2048 buckets, whose write streams the
 // caches hold) through a scratch buffer of the same size, which is freed
 // before the peeling arrays are allocated and so does not raise the peak.
-// About 10 ns per key where std::sort takes 80 at 10^7 keys.
 void SortHashes(std::vector<uint64_t>* v, uint64_t* peak_bytes) {
   constexpr size_t kRadixMin = 4096;
   constexpr int kDigitBits = 11;

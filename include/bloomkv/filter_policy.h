@@ -85,9 +85,9 @@ std::shared_ptr<const FilterPolicy> NewBloomFilterPolicyForFpRate(
 //       (0.0015%).
 // Other values are rounded: up to 12 gives 8, above gives 16. Segments of
 // fewer than about 10^6 keys take more bits per key (about 10.2 at 10^4 keys
-// for 8 bits; docs/filters.md). Building costs more CPU and about 28 bytes of
-// temporary memory per key of the segment, against under 10 ns and no
-// temporary memory per key for the bloom filter. Resized() returns nullptr:
+// for 8 bits; docs/filters.md). Building costs more CPU and about 22 bytes of
+// temporary memory per key of the segment (150-250 ns per key), against
+// about 10 ns and one filter's size for the bloom filter. Resized() returns nullptr:
 // the size per key is fixed, so Options::filter_allocation acts as kUniform
 // with these policies.
 std::shared_ptr<const FilterPolicy> NewBinaryFuseFilterPolicy(

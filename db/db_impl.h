@@ -101,6 +101,9 @@ class DBImpl final : public DB {
   std::vector<SegmentInfo> GetSegmentInfo() override;
   Status CompactRange(const Slice* begin, const Slice* end) override;
   Status SyncWAL() override;
+  // db_impl_ingest.cc.
+  Status IngestSegments(const std::vector<std::string>& files,
+                        const IngestOptions& options) override;
 
   // Pins the current version and opens the logs it does not cover, for a
   // checkpoint (db_impl_checkpoint.cc). Takes mu_.

@@ -95,6 +95,58 @@ class DB {
   // the whole database. Flushes the memtable first.
   virtual Status CompactRange(const Slice* begin, const Slice* end) = 0;
 
+  // Adds segment files written by SegmentWriter (segment_writer.h) to the
+  // database in one manifest edit: after a successful return every key of
+  // every file reads back, durably; after a failure the database is as it
+  // was (no segment added, no file left in its directory), unless the
+  // manifest write itself failed: that is the sticky background error of
+  // any failed manifest write, and the next Open finds the files either
+  // listed or obsolete (and deletes them).
+  //
+  // Rules, checked before anything changes:
+  //   * every file exists (InvalidArgument otherwise), opens and reads back
+  //     whole with every checksum right and its keys in strictly increasing
+  //     order (Corruption naming the file otherwise; a failed read is an
+  //     IOError), all with sequence number 0 and type "value", as
+  //     SegmentWriter writes them, within the key and value limits, with a
+  //     filter the database's filter_policy reads when it has one
+  //     (InvalidArgument otherwise);
+  //   * the files' key ranges [smallest, largest] overlap neither one
+  //     another nor anything the database holds (InvalidArgument naming
+  //     what overlaps): any entry (value or tombstone) of the memtable or
+  //     the immutable memtable, or the key range of any segment at any
+  //     level. So an ingested key has no other
+  //     version in the database, and sequence number 0 can neither shadow a
+  //     newer write nor be shadowed by an older one.
+  // Each file then goes to the last level (6): with nothing overlapping it
+  // anywhere, that is the deepest level where it fits, and it is where a
+  // compaction would have taken it. Empty files are accepted and add
+  // nothing. In practice: ingest into a new database, or key ranges the
+  // database does not use yet (e.g. a new prefix).
+  //
+  // The files are hard-linked into the database directory under new file
+  // numbers (copied when linking fails, e.g. across filesystems), fsynced,
+  // the directory fsynced, and only then is the manifest edit written: it
+  // is the commit point. A crash before it leaves at most unreferenced
+  // segment files, which the next Open deletes. options.move_files removes
+  // the sources after the commit.
+  //
+  // Concurrency: safe with concurrent reads and writes. Reads see either
+  // none of the ingested keys or all of them. A write into the files' key
+  // ranges while IngestSegments runs either makes it fail (InvalidArgument,
+  // nothing changed) or takes effect after the ingest (its value or
+  // tombstone shadows the ingested entry, as any later write does): a
+  // write concurrent with the call is never lost. Snapshots: an ingested
+  // key has sequence number 0, so a snapshot taken before the ingest sees
+  // the ingested keys too once it has committed. Nothing such a snapshot
+  // has seen changes (no key it could read existed in those ranges); it
+  // only gains keys. Waits for running compactions that read or write in a
+  // file's range, and no compaction starts there until it returns.
+  // NotSupported on a read-only database; a sticky background error is
+  // returned as it is.
+  virtual Status IngestSegments(const std::vector<std::string>& files,
+                                const IngestOptions& options) = 0;
+
   // Properties, as text:
   //   "bloomkv.stats"     DB-wide read and filter counters (see DbStats)
   //   "bloomkv.segments"  one line per segment: level, number, entries,

@@ -277,6 +277,16 @@ struct WriteOptions {
   bool sync = false;
 };
 
+struct IngestOptions {
+  // Remove each source file once the ingest has committed: it is then
+  // only in the database (hard-linked there, or copied when the two are on
+  // different filesystems). false leaves the sources in place; a linked
+  // source then shares its disk blocks with the database's file, so it must
+  // not be written in place afterwards (removing or replacing it is
+  // harmless, and SegmentWriter only ever replaces). Default: false.
+  bool move_files = false;
+};
+
 }  // namespace bloomkv
 
 #endif  // BLOOMKV_INCLUDE_OPTIONS_H_

@@ -893,5 +893,97 @@ TEST_F(KvtoolTest, LoadStopsAtTheFirstMalformedLine) {
               "<stdin>:1: malformed line (empty key)");
 }
 
+// ---- load --bulk ------------------------------------------------------------
+
+// Short links in random order, with repeated codes (the last line of a code
+// must win), for comparing `load --bulk` with `load`.
+std::string ShortLinkTsv(int lines, uint64_t seed) {
+  static const char kAlphabet[] =
+      "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+  Random rnd(seed);
+  std::vector<std::string> codes;
+  std::string tsv;
+  for (int i = 0; i < lines; i++) {
+    std::string code;
+    if (!codes.empty() && rnd.Uniform(8) == 0) {
+      code = codes[rnd.Uniform(static_cast<uint32_t>(codes.size()))];
+    } else {
+      code.assign(7, '0');
+      for (char& c : code) c = kAlphabet[rnd.Uniform(62)];
+      codes.push_back(code);
+    }
+    tsv += code + "\thttps://example.com/" +
+           test::RandomString(&rnd, 20 + rnd.Uniform(81)) + "/" +
+           std::to_string(i) + "\n";
+  }
+  return tsv;
+}
+
+bool HasLoadTempDir(const std::string& dir) {
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().filename().string().find(".load-") != std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST_F(KvtoolTest, BulkLoadGivesTheSameDatabaseAsLoad) {
+  // About 3 MiB of records through a 1 MiB sort budget: several runs.
+  const std::string file = dir_.File("links.tsv");
+  WriteAll(file, ShortLinkTsv(25000, 7));
+  const std::string batched = dir_.File("batched");
+  RunResult r = Run({"load", batched, file, "--create"});
+  ASSERT_EQ(0, r.code) << r.err;
+  r = Run({"load", db_, file, "--create", "--bulk", "--memory-mb", "1"});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+  EXPECT_EQ(0u, r.out.rfind("bulk-loaded ", 0)) << r.out;
+  // "... N sorted runs spilled ..." with N >= 2.
+  const size_t runs_at = r.out.find(" sorted runs spilled");
+  ASSERT_NE(std::string::npos, runs_at) << r.out;
+  const size_t runs_from = r.out.rfind(' ', runs_at - 1) + 1;
+  EXPECT_GE(std::stoi(r.out.substr(runs_from, runs_at - runs_from)), 2)
+      << r.out;
+  EXPECT_FALSE(HasLoadTempDir(dir_.path()));
+
+  const RunResult bulk_scan = Run({"scan", db_});
+  const RunResult batched_scan = Run({"scan", batched});
+  ASSERT_EQ(0, bulk_scan.code) << bulk_scan.err;
+  EXPECT_GT(CountLines(bulk_scan.out), 20000u);
+  EXPECT_EQ(batched_scan.out, bulk_scan.out);
+  EXPECT_EQ(0, Run({"verify", db_}).code);
+
+  // Its segments are all in the last level.
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(Options(), db_, &db).ok());
+  for (const SegmentInfo& i : db->GetSegmentInfo()) EXPECT_EQ(6, i.level);
+}
+
+TEST_F(KvtoolTest, BulkLoadIsAllOrNothing) {
+  std::string input = ShortLinkTsv(2000, 3);
+  input += "no tab on this line\n";
+  const std::string file = dir_.File("bad.tsv");
+  WriteAll(file, input);
+  RunResult r = Run({"load", db_, file, "--create", "--bulk"});
+  ExpectError(r, 2, file + ":2001: malformed line (no tab");
+  EXPECT_NE(std::string::npos, r.err.find("nothing loaded")) << r.err;
+  EXPECT_TRUE(Run({"scan", db_}).out.empty());
+  EXPECT_FALSE(HasLoadTempDir(dir_.path()));
+
+  // Keys the database already holds in the range: refused, nothing loaded.
+  ASSERT_EQ(0, Run({"put", db_, "m", "present"}).code);
+  r = Run({"load", db_, "-", "--bulk"}, "a\t1\nz\t2\n");
+  ExpectError(r, 2, "overlaps");
+  EXPECT_EQ(1, Run({"get", db_, "a"}).code);
+  EXPECT_FALSE(HasLoadTempDir(dir_.path()));
+  // A range the database does not use yet loads.
+  r = Run({"load", db_, "-", "--bulk"}, "n1\tx\nn2\ty\nn1\tz\n");
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("bulk-loaded 2 records")) << r.out;
+  EXPECT_EQ("z\n", Run({"get", db_, "n1"}).out);
+  EXPECT_EQ("present\n", Run({"get", db_, "m"}).out);
+}
+
 }  // namespace
 }  // namespace bloomkv

@@ -7,18 +7,34 @@
 // expected) and empty lines are skipped. A line without a tab, with an empty
 // key or with a key or value over the database limits is malformed: loading
 // stops there, after writing every record before it.
+//
+// With --bulk (RunBulkLoad) the lines are sorted instead (ExternalSorter,
+// runs spilled to a temporary directory beside the database), written as
+// segments by SegmentWriter into that directory, and moved into the
+// database by one IngestSegments call: no log, no memtable, no compaction.
+// It is all or nothing: a malformed line or any failure loads no record,
+// and the temporary directory is removed whatever happens (an interrupted
+// process leaves it behind: "<db>.load-XXXXXX", safe to delete).
 #include <sys/stat.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <vector>
 
 #include "bloomkv/db.h"
+#include "bloomkv/segment_writer.h"
 #include "bloomkv/write_batch.h"
+#include "tools/kvtool/bulk_load.h"
 #include "tools/kvtool/commands.h"
 #include "tools/kvtool/db_access.h"
 #include "tools/kvtool/exit_codes.h"
+#include "tools/kvtool/external_sort.h"
 #include "tools/kvtool/format.h"
 
 namespace bloomkv::kvtool {
@@ -111,6 +127,91 @@ std::string CheckLine(const std::string& line, size_t tab) {
   return "";
 }
 
+// Opens `input` ("-": stdin, left in *in) for reading; *total_bytes is its
+// size for a regular file, else 0.
+int OpenInput(const Context& ctx, const std::string& input, std::ifstream* file,
+              std::istream** in, uint64_t* total_bytes) {
+  if (input == "-") return kExitOk;
+  struct stat st;
+  if (::stat(input.c_str(), &st) != 0) {
+    return Fail(*ctx.err, kExitNotADatabase, input + ": no such file");
+  }
+  if (S_ISDIR(st.st_mode)) {
+    return Fail(*ctx.err, kExitUsage, input + ": is a directory");
+  }
+  if (S_ISREG(st.st_mode)) *total_bytes = static_cast<uint64_t>(st.st_size);
+  file->open(input, std::ios::binary);
+  if (!*file) return Fail(*ctx.err, kExitIOError, input + ": cannot open");
+  *in = file;
+  return kExitOk;
+}
+
+// A new directory beside the database (same filesystem, so the segments
+// written there can be hard-linked in), removed with everything in it when
+// this object goes.
+class SiblingTempDir {
+ public:
+  SiblingTempDir() = default;
+  SiblingTempDir(const SiblingTempDir&) = delete;
+  SiblingTempDir& operator=(const SiblingTempDir&) = delete;
+  ~SiblingTempDir() {
+    if (path_.empty()) return;
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+
+  Status Create(std::string db) {
+    while (db.size() > 1 && db.back() == '/') db.pop_back();
+    std::string pattern = db + ".load-XXXXXX";
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      return Status::IOError(
+          pattern, std::string("cannot create: ") + std::strerror(errno));
+    }
+    path_ = pattern;
+    return Status::OK();
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Writes the sorter's records into segments of about target_file_size in
+// dir; their paths go to *segments.
+Status WriteSegments(const Options& options, const std::string& dir,
+                     ExternalSorter* sorter, std::vector<std::string>* segments,
+                     uint64_t* entries) {
+  std::unique_ptr<SegmentWriter> writer;
+  auto finish = [&]() -> Status {
+    SegmentFileInfo info;
+    Status s = writer->Finish(&info);
+    writer.reset();
+    if (s.ok()) segments->push_back(info.file_path);
+    return s;
+  };
+  Status s;
+  while (sorter->Valid()) {
+    if (writer == nullptr) {
+      char name[32];
+      std::snprintf(name, sizeof(name), "/%06zu.seg", segments->size() + 1);
+      s = SegmentWriter::Open(options, dir + name, &writer);
+      if (!s.ok()) return s;
+    }
+    s = writer->Put(sorter->key(), sorter->value());
+    if (!s.ok()) return s;
+    ++*entries;
+    if (writer->FileSize() >= options.target_file_size) {
+      s = finish();
+      if (!s.ok()) return s;
+    }
+    s = sorter->Next();
+    if (!s.ok()) return s;
+  }
+  s = sorter->status();
+  if (s.ok() && writer != nullptr) s = finish();
+  return s;
+}
+
 }  // namespace
 
 int RunLoad(const Context& ctx, const std::string& path,
@@ -119,19 +220,8 @@ int RunLoad(const Context& ctx, const std::string& path,
   std::ifstream file;
   uint64_t total_bytes = 0;
   const std::string input_name = input == "-" ? "<stdin>" : input;
-  if (input != "-") {
-    struct stat st;
-    if (::stat(input.c_str(), &st) != 0) {
-      return Fail(*ctx.err, kExitNotADatabase, input + ": no such file");
-    }
-    if (S_ISDIR(st.st_mode)) {
-      return Fail(*ctx.err, kExitUsage, input + ": is a directory");
-    }
-    if (S_ISREG(st.st_mode)) total_bytes = static_cast<uint64_t>(st.st_size);
-    file.open(input, std::ios::binary);
-    if (!file) return Fail(*ctx.err, kExitIOError, input + ": cannot open");
-    in = &file;
-  }
+  int open_code = OpenInput(ctx, input, &file, &in, &total_bytes);
+  if (open_code != kExitOk) return open_code;
 
   std::unique_ptr<DB> db;
   int code = OpenDbForWrite(*ctx.err, path, options.create, &db);
@@ -195,6 +285,81 @@ int RunLoad(const Context& ctx, const std::string& path,
   if (!s.ok()) return FailWith(*ctx.err, s);
   *ctx.out << "loaded " << written << " records from " << input_name << " into "
            << path << "\n";
+  return kExitOk;
+}
+
+int RunBulkLoad(const Context& ctx, const std::string& path,
+                const std::string& input, const BulkLoadOptions& options) {
+  const Clock::time_point start = Clock::now();
+  std::istream* in = &std::cin;
+  std::ifstream file;
+  uint64_t total_bytes = 0;
+  const std::string input_name = input == "-" ? "<stdin>" : input;
+  int code = OpenInput(ctx, input, &file, &in, &total_bytes);
+  if (code != kExitOk) return code;
+
+  // First, so that a locked or missing database fails before any work.
+  std::unique_ptr<DB> db;
+  code = OpenDbForWrite(*ctx.err, path, options.create, &db);
+  if (code != kExitOk) return code;
+  SiblingTempDir temp;
+  Status s = temp.Create(path);
+  if (!s.ok()) return FailWith(*ctx.err, s);
+
+  ExternalSorter sorter(temp.path(), options.memory_mb << 20);
+  Progress progress(ctx.err, options.progress, total_bytes);
+  std::string line;
+  uint64_t line_number = 0;
+  uint64_t bytes = 0;
+  while (std::getline(*in, line)) {
+    line_number++;
+    bytes += line.size() + 1;
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    if (line.empty()) continue;
+    const size_t tab = line.find('\t');
+    const std::string problem = CheckLine(line, tab);
+    if (!problem.empty()) {
+      progress.Update(sorter.records_added(), bytes, /*final=*/true);
+      return Fail(*ctx.err, kExitUsage,
+                  input_name + ":" + std::to_string(line_number) +
+                      ": malformed line (" + problem +
+                      "); nothing loaded (--bulk loads all or nothing)");
+    }
+    s = sorter.Add(Slice(line.data(), tab),
+                   Slice(line.data() + tab + 1, line.size() - tab - 1));
+    if (!s.ok()) return FailWith(*ctx.err, s);
+    progress.Update(sorter.records_added(), bytes, /*final=*/false);
+  }
+  progress.Update(sorter.records_added(), bytes, /*final=*/true);
+  if (in->bad()) {
+    return Fail(*ctx.err, kExitIOError,
+                input_name + ": read error after line " +
+                    std::to_string(line_number) + "; nothing loaded");
+  }
+
+  // The options OpenDbForWrite opens the database with: the segments get
+  // its block size, compression and filter.
+  const Options db_options;
+  std::vector<std::string> segments;
+  uint64_t entries = 0;
+  s = sorter.Finish();
+  if (s.ok()) {
+    s = WriteSegments(db_options, temp.path(), &sorter, &segments, &entries);
+  }
+  if (s.ok()) {
+    IngestOptions io;
+    io.move_files = true;  // they are ours, in the temporary directory
+    s = db->IngestSegments(segments, io);
+  }
+  if (!s.ok()) return FailWith(*ctx.err, s);
+  const double seconds =
+      std::chrono::duration<double>(Clock::now() - start).count();
+  *ctx.out << "bulk-loaded " << entries << " records from " << input_name
+           << " into " << path << ": " << segments.size() << " segments, "
+           << sorter.records_added() - entries
+           << " duplicate lines dropped (the last of each key kept), "
+           << sorter.runs_spilled() << " sorted runs spilled, "
+           << Fixed(seconds, 1) << " s\n";
   return kExitOk;
 }
 

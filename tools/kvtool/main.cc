@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 
+#include "tools/kvtool/bulk_load.h"
 #include "tools/kvtool/commands.h"
 #include "tools/kvtool/exit_codes.h"
 #include "tools/kvtool/sampling.h"
@@ -21,6 +22,7 @@ namespace {
 // Caps on user-supplied counts that size in-memory work.
 constexpr uint64_t kMaxSamples = 10'000'000;
 constexpr uint64_t kMaxBatchRecords = 1'000'000;
+constexpr uint64_t kMaxMemoryMb = uint64_t{1} << 20;  // 1 TiB
 
 constexpr char kDescription[] =
     "kvtool: inspect, verify, explain and edit bloomkv databases.\n"
@@ -42,6 +44,8 @@ struct Args {
   std::optional<uint64_t> seed;
   uint64_t limit = 0;
   uint64_t batch = 1000;
+  bool bulk = false;
+  uint64_t memory_mb = 256;
   std::optional<std::string> from;
   std::optional<std::string> to;
 };
@@ -174,6 +178,13 @@ int Run(int argc, char** argv) {
   load->add_flag("--create", a.create, "Create the database if missing");
   load->add_option("--batch", a.batch, "Records per write batch (default 1000)")
       ->check(CLI::Range(uint64_t{1}, kMaxBatchRecords));
+  load->add_flag("--bulk", a.bulk,
+                 "Sort the input and add it as segments in one step (no log, "
+                 "no compaction); all or nothing");
+  load->add_option("--memory-mb", a.memory_mb,
+                   "With --bulk: memory for sorting, in MiB; beyond it "
+                   "sorted runs are spilled beside DB (default 256)")
+      ->check(CLI::Range(uint64_t{1}, kMaxMemoryMb));
 
   CLI::App* repair = app.add_subcommand(
       "repair",
@@ -246,6 +257,13 @@ int Run(int argc, char** argv) {
     return RunFilterCheck(ctx, a.db, a.samples, seed);
   }
   if (compact->parsed()) return RunCompact(ctx, a.db);
+  if (load->parsed() && a.bulk) {
+    BulkLoadOptions bo;
+    bo.create = a.create;
+    bo.progress = ::isatty(STDOUT_FILENO) == 1;
+    bo.memory_mb = a.memory_mb;
+    return RunBulkLoad(ctx, a.db, a.input, bo);
+  }
   if (load->parsed()) {
     LoadOptions lo;
     lo.create = a.create;

@@ -39,38 +39,6 @@ namespace {
 using Model = std::map<std::string, std::string>;
 using test::FaultInjectionEnv;
 
-// Real files, no fsync: durability is FaultInjectionEnv's bookkeeping.
-class NoFsyncEnv final : public EnvWrapper {
- public:
-  explicit NoFsyncEnv(Env* target) : EnvWrapper(target) {}
-  Status NewWritableFile(const std::string& f,
-                         std::unique_ptr<WritableFile>* r) override {
-    return Wrap(target()->NewWritableFile(f, r), r);
-  }
-  Status NewAppendableFile(const std::string& f,
-                           std::unique_ptr<WritableFile>* r) override {
-    return Wrap(target()->NewAppendableFile(f, r), r);
-  }
-  Status SyncDir(const std::string&) override { return Status::OK(); }
-
- private:
-  class File final : public WritableFile {
-   public:
-    explicit File(std::unique_ptr<WritableFile> t) : t_(std::move(t)) {}
-    Status Append(const Slice& data) override { return t_->Append(data); }
-    Status Flush() override { return t_->Flush(); }
-    Status Sync() override { return t_->Flush(); }
-    Status Close() override { return t_->Close(); }
-
-   private:
-    std::unique_ptr<WritableFile> t_;
-  };
-  static Status Wrap(Status s, std::unique_ptr<WritableFile>* r) {
-    if (s.ok()) *r = std::make_unique<File>(std::move(*r));
-    return s;
-  }
-};
-
 // One step of the workload. Flush, CompactRange and Reopen leave the model
 // unchanged; a successful Reopen, Flush or CompactRange makes everything
 // before it durable, as does a successful synced write.
@@ -278,7 +246,7 @@ constexpr uint64_t kMaxPointsPerKind = 200;
 
 void RunLoop(bool crash) {
   const std::vector<Op> ops = MakeWorkload();
-  NoFsyncEnv base(Env::Default());
+  test::NoFsyncEnv base(Env::Default());
 
   // The healthy run: it must pass, and it gives the number of calls.
   uint64_t counts[std::size(FaultInjectionEnv::kEachOp)];

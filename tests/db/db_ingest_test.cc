@@ -485,38 +485,6 @@ TEST_F(IngestTest, ReadOnlyDatabasesRefuse) {
 
 // ---- the fault loop --------------------------------------------------------
 
-// Real files, no fsync: durability is FaultInjectionEnv's bookkeeping.
-class NoFsyncEnv final : public EnvWrapper {
- public:
-  explicit NoFsyncEnv(Env* target) : EnvWrapper(target) {}
-  Status NewWritableFile(const std::string& f,
-                         std::unique_ptr<WritableFile>* r) override {
-    return Wrap(target()->NewWritableFile(f, r), r);
-  }
-  Status NewAppendableFile(const std::string& f,
-                           std::unique_ptr<WritableFile>* r) override {
-    return Wrap(target()->NewAppendableFile(f, r), r);
-  }
-  Status SyncDir(const std::string&) override { return Status::OK(); }
-
- private:
-  class File final : public WritableFile {
-   public:
-    explicit File(std::unique_ptr<WritableFile> t) : t_(std::move(t)) {}
-    Status Append(const Slice& data) override { return t_->Append(data); }
-    Status Flush() override { return t_->Flush(); }
-    Status Sync() override { return t_->Flush(); }
-    Status Close() override { return t_->Close(); }
-
-   private:
-    std::unique_ptr<WritableFile> t_;
-  };
-  static Status Wrap(Status s, std::unique_ptr<WritableFile>* r) {
-    if (s.ok()) *r = std::make_unique<File>(std::move(*r));
-    return s;
-  }
-};
-
 // Above the FaultInjectionEnv: links as the default Env does (the link
 // itself is not modelled by the FaultInjectionEnv; what follows it is), or
 // refuses every link so that the ingest copies and each of its file
@@ -659,7 +627,7 @@ std::string CheckAfterRun(Env* db_env, const std::string& db_dir,
 }
 
 void FaultLoop(bool links, bool crash) {
-  NoFsyncEnv base(Env::Default());
+  test::NoFsyncEnv base(Env::Default());
   uint64_t counts[std::size(FaultInjectionEnv::kEachOp)];
   {
     test::TempDir db_dir("ingest-fault"), src_dir("ingest-fault-src");

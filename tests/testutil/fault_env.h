@@ -193,6 +193,39 @@ class FaultInjectionEnv : public EnvWrapper {
   uint64_t op_counts_[8] = {};  // per Op bit
 };
 
+// Real files, no fsync: under a FaultInjectionEnv, durability is the
+// fault env's bookkeeping, and the test does not wait for the disk.
+class NoFsyncEnv final : public EnvWrapper {
+ public:
+  explicit NoFsyncEnv(Env* target) : EnvWrapper(target) {}
+  Status NewWritableFile(const std::string& f,
+                         std::unique_ptr<WritableFile>* r) override {
+    return Wrap(target()->NewWritableFile(f, r), r);
+  }
+  Status NewAppendableFile(const std::string& f,
+                           std::unique_ptr<WritableFile>* r) override {
+    return Wrap(target()->NewAppendableFile(f, r), r);
+  }
+  Status SyncDir(const std::string&) override { return Status::OK(); }
+
+ private:
+  class File final : public WritableFile {
+   public:
+    explicit File(std::unique_ptr<WritableFile> t) : t_(std::move(t)) {}
+    Status Append(const Slice& data) override { return t_->Append(data); }
+    Status Flush() override { return t_->Flush(); }
+    Status Sync() override { return t_->Flush(); }
+    Status Close() override { return t_->Close(); }
+
+   private:
+    std::unique_ptr<WritableFile> t_;
+  };
+  static Status Wrap(Status s, std::unique_ptr<WritableFile>* r) {
+    if (s.ok()) *r = std::make_unique<File>(std::move(*r));
+    return s;
+  }
+};
+
 }  // namespace bloomkv::test
 
 #endif  // BLOOMKV_TESTS_TESTUTIL_FAULT_ENV_H_

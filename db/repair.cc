@@ -270,12 +270,21 @@ class Repairer {
     return s;
   }
 
+  // Opens segment `number` for reading and takes its size.
+  Status OpenSegmentFile(uint64_t number,
+                         std::unique_ptr<RandomAccessFile>* file,
+                         uint64_t* size) {
+    const std::string fname = SegmentFileName(dbname_, number);
+    Status s = env_->GetFileSize(fname, size);
+    if (s.ok()) s = env_->NewRandomAccessFile(fname, file);
+    return s;
+  }
+
   Status OpenSegment(uint64_t number, std::unique_ptr<SegmentReader>* reader) {
     const std::string fname = SegmentFileName(dbname_, number);
     uint64_t size = 0;
-    Status s = env_->GetFileSize(fname, &size);
     std::unique_ptr<RandomAccessFile> file;
-    if (s.ok()) s = env_->NewRandomAccessFile(fname, &file);
+    Status s = OpenSegmentFile(number, &file, &size);
     if (!s.ok()) return s;
     SegmentReaderOptions ro;
     ro.filter_policy = options_.filter_policy;
@@ -515,9 +524,8 @@ class Repairer {
   Status SalvageSegment(uint64_t number) {
     const std::string fname = SegmentFileName(dbname_, number);
     uint64_t size = 0;
-    Status s = env_->GetFileSize(fname, &size);
     std::unique_ptr<RandomAccessFile> file;
-    if (s.ok()) s = env_->NewRandomAccessFile(fname, &file);
+    Status s = OpenSegmentFile(number, &file, &size);
     if (!s.ok()) return s;
     std::string scratch(static_cast<size_t>(size), '\0');
     Slice data;

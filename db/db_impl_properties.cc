@@ -105,14 +105,14 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
   }
   if (name == "bloomkv.approximate-memory-usage" ||
       name == "bloomkv.resource-usage") {
-    uint64_t filter_bytes = 0, segments = 0;
+    uint64_t filter_bytes = 0, index_bytes = 0, segments = 0;
     for (int level = 0; level < kNumLevels; level++) {
       for (const auto& f : v->files(level)) {
         segments++;
         if (f->filter != nullptr) filter_bytes += f->filter->memory();
+        if (f->meta != nullptr) index_bytes += f->meta->index_memory();
       }
     }
-    const uint64_t index_bytes = table_cache_->index_bytes();
     const uint64_t cache_bytes =
         block_cache_ != nullptr ? block_cache_->TotalCharge() : 0;
     const uint64_t total = mem_usage + filter_bytes + index_bytes + cache_bytes;

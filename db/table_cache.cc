@@ -84,7 +84,7 @@ Status TableCache::OpenReader(const FileMetaData& f,
   if (!s.ok()) return s;
   SegmentReaderOptions ro;
   ro.filter_policy = std::move(filter_policy);
-  ro.filter = f.filter;
+  ro.meta = f.meta;
   ro.block_cache = block_cache_;
   ro.cache_id = f.cache_id;
   return SegmentReader::Open(ro, fname, std::move(file), size, reader);
@@ -98,10 +98,14 @@ void TableCache::Load(FileMetaData* f) {
   // The block cache id outlives this reader, so that the file reopened
   // later finds the blocks this reader cached.
   f->cache_id = block_cache_ != nullptr ? block_cache_->NewId() : 0;
+  f->meta = nullptr;
   f->filter = nullptr;
   std::unique_ptr<SegmentReader> reader;
   Status s = OpenReader(*f, filter_policy_, &reader);
-  if (s.ok()) f->filter = reader->filter();
+  if (s.ok()) {
+    f->meta = reader->meta();
+    f->filter = f->meta->filter;
+  }
   f->open_status = s;
   std::lock_guard<std::mutex> guard(mu_);
   f->table_cache_entry = InsertLocked(
@@ -235,7 +239,6 @@ std::shared_ptr<TableCache::Entry> TableCache::InsertLocked(
     } else {
       e->reader = std::move(reader);
       open_++;
-      index_bytes_ += e->reader->index_memory();
       AppendToOpenList(e);
       e->last_use.store(UseStamp(), std::memory_order_relaxed);
       e->refs.store(pin ? 2 : 1, std::memory_order_release);
@@ -310,7 +313,6 @@ void TableCache::ShrinkLocked() {
 }
 
 void TableCache::CloseLocked(Entry* e) {
-  index_bytes_ -= e->reader->index_memory();
   e->reader.reset();  // closes the file
   open_--;
 }
@@ -335,10 +337,6 @@ size_t TableCache::open_files() const {
   return open_ + opening_;
 }
 
-uint64_t TableCache::index_bytes() const {
-  std::lock_guard<std::mutex> guard(mu_);
-  return index_bytes_;
-}
 
 TableCache::Handle& TableCache::Handle::operator=(Handle&& other) noexcept {
   if (this != &other) {

@@ -27,6 +27,7 @@
 namespace bloomkv {
 
 class SegmentFilter;
+struct SegmentMeta;
 struct TableCacheEntry;
 
 constexpr int kNumLevels = 7;
@@ -53,9 +54,13 @@ struct FileMetaData {
 
   // Runtime only, set by TableCache::Load before the file is published in
   // a version, never changed after: readers use them without locks. The
-  // file itself is opened and closed by the table cache; the filter stays
-  // here, in memory for the segment's whole life, so that a lookup the
-  // filter rules out never touches the table cache.
+  // file itself is opened and closed by the table cache; its metadata (the
+  // properties, index block and filter) stays here, in memory for the
+  // segment's whole life, so that a lookup the filter rules out never
+  // touches the table cache, and a file reopened for a hit reads only the
+  // data block.
+  std::shared_ptr<const SegmentMeta> meta;
+  // meta->filter, one pointer nearer for a lookup's first step.
   std::shared_ptr<const SegmentFilter> filter;  // null: none usable
   Status open_status;     // not OK: the segment cannot be read, and why
   uint64_t cache_id = 0;  // the file's id in the block cache

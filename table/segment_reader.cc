@@ -25,11 +25,19 @@ struct SegmentReader::Rep {
   std::shared_ptr<const std::string> shared_file_name;
   std::unique_ptr<RandomAccessFile> file;
   uint64_t file_size = 0;
-  Footer footer;
-  SegmentProperties props;
-  std::shared_ptr<const Block> index_block;
-  std::shared_ptr<const SegmentFilter> filter;  // null: none usable
+  std::shared_ptr<const SegmentMeta> meta;
+  // *meta's, for brevity.
+  const SegmentProperties* props = nullptr;
+  const Block* index_block = nullptr;
+  const SegmentFilter* filter = nullptr;  // null: none usable
   uint64_t cache_id = 0;
+
+  void SetMeta(std::shared_ptr<const SegmentMeta> m) {
+    meta = std::move(m);
+    props = &meta->props;
+    index_block = meta->index_block.get();
+    filter = meta->filter.get();
+  }
 
   // Corruption unless the block at h, trailer included, lies before the
   // footer.
@@ -144,6 +152,79 @@ struct SegmentReader::Rep {
     return s;
   }
 
+  // Reads and checks the footer, the properties, the index block and (when
+  // a policy interprets it) the filter. Metadata blocks are always
+  // checksummed: they are read once and trusted for the segment's life.
+  Status ReadMeta(const std::shared_ptr<const FilterPolicy>& filter_policy,
+                  std::shared_ptr<const SegmentMeta>* result) const {
+    const uint64_t footer_offset = file_size - kFooterSize;
+    char footer_buf[kFooterSize];
+    Slice footer_input;
+    Status s = file->Read(footer_offset, kFooterSize, &footer_input, footer_buf);
+    if (!s.ok()) return s;
+    if (footer_input.size() != kFooterSize) {
+      return CorruptionAt(file_name, "truncated footer read", footer_offset);
+    }
+    Footer footer;
+    s = footer.DecodeFrom(footer_input, file_name, footer_offset);
+    if (!s.ok()) return s;
+    s = CheckHandle(footer.properties_handle, "properties");
+    if (s.ok()) s = CheckHandle(footer.index_handle, "index");
+    if (!s.ok()) return s;
+
+    auto meta = std::make_shared<SegmentMeta>();
+    std::string contents;
+    s = ReadBlock(file.get(), file_name, footer.properties_handle, true,
+                  &contents, nullptr);
+    if (!s.ok()) return s;
+    s = meta->props.DecodeFrom(contents);
+    if (!s.ok()) {
+      return CorruptionAt(file_name,
+                          "bad properties block (" + s.message() + ")",
+                          footer.properties_handle.offset);
+    }
+    if (meta->props.format_version != footer.format_version) {
+      return CorruptionAt(file_name,
+                          "properties format version " +
+                              std::to_string(meta->props.format_version) +
+                              " disagrees with the footer's",
+                          footer.properties_handle.offset);
+    }
+
+    BlockContents index_contents;
+    s = ReadBlock(file.get(), file_name, footer.index_handle, true,
+                  &index_contents, nullptr);
+    if (s.ok()) {
+      s = Block::Parse(std::move(index_contents), file_name,
+                       footer.index_handle.offset, &meta->index_block);
+    }
+    if (!s.ok()) return s;
+
+    // A filter is interpreted by a policy of the name that wrote it: the
+    // configured one, or else the built-in one of that name. A filter of
+    // another name is ignored and the data blocks are searched instead.
+    const std::string& name = meta->props.filter_policy;
+    std::shared_ptr<const FilterPolicy> policy;
+    if (filter_policy != nullptr && !name.empty()) {
+      policy = name == filter_policy->Name() ? filter_policy
+                                             : BuiltinFilterPolicy(name);
+    }
+    if (policy != nullptr) {
+      s = CheckHandle(footer.filter_handle, "filter");
+      std::string filter;
+      if (s.ok()) {
+        s = ReadBlock(file.get(), file_name, footer.filter_handle, true,
+                      &filter, nullptr);
+      }
+      if (!s.ok()) return s;
+      meta->filter = std::make_shared<const SegmentFilter>(
+          std::move(policy), std::move(filter), meta->props.num_filter_keys,
+          meta->props.bits_per_key);
+    }
+    *result = std::move(meta);
+    return Status::OK();
+  }
+
   Status DecodeIndexValue(const Slice& value, const Block& index,
                           BlockHandle* h) const {
     Slice in = value;
@@ -197,73 +278,13 @@ Status SegmentReader::Open(const SegmentReaderOptions& options,
   rep->file = std::move(file);
   rep->file_size = file_size;
 
-  const uint64_t footer_offset = file_size - kFooterSize;
-  char footer_buf[kFooterSize];
-  Slice footer_input;
-  Status s =
-      rep->file->Read(footer_offset, kFooterSize, &footer_input, footer_buf);
-  if (!s.ok()) return s;
-  if (footer_input.size() != kFooterSize) {
-    return CorruptionAt(file_name, "truncated footer read", footer_offset);
-  }
-  s = rep->footer.DecodeFrom(footer_input, file_name, footer_offset);
-  if (!s.ok()) return s;
-  const Footer& footer = rep->footer;
-  s = rep->CheckHandle(footer.properties_handle, "properties");
-  if (s.ok()) s = rep->CheckHandle(footer.index_handle, "index");
-  if (!s.ok()) return s;
-
-  // Metadata blocks are always checksummed: they are read once and trusted
-  // for the reader's lifetime.
-  std::string contents;
-  s = ReadBlock(rep->file.get(), file_name, footer.properties_handle, true,
-                &contents, nullptr);
-  if (!s.ok()) return s;
-  s = rep->props.DecodeFrom(contents);
-  if (!s.ok()) {
-    return CorruptionAt(file_name, "bad properties block (" + s.message() + ")",
-                        footer.properties_handle.offset);
-  }
-  if (rep->props.format_version != footer.format_version) {
-    return CorruptionAt(file_name,
-                        "properties format version " +
-                            std::to_string(rep->props.format_version) +
-                            " disagrees with the footer's",
-                        footer.properties_handle.offset);
-  }
-
-  BlockContents index_contents;
-  s = ReadBlock(rep->file.get(), file_name, footer.index_handle, true,
-                &index_contents, nullptr);
-  if (s.ok()) {
-    s = Block::Parse(std::move(index_contents), file_name,
-                     footer.index_handle.offset, &rep->index_block);
-  }
-  if (!s.ok()) return s;
-
-  // A filter is interpreted by a policy of the name that wrote it: the
-  // configured one, or else the built-in one of that name. A filter of
-  // another name is ignored and the data blocks are searched instead.
-  std::shared_ptr<const FilterPolicy> policy;
-  if (options.filter == nullptr && options.filter_policy != nullptr &&
-      !rep->props.filter_policy.empty()) {
-    policy = rep->props.filter_policy == options.filter_policy->Name()
-                 ? options.filter_policy
-                 : BuiltinFilterPolicy(rep->props.filter_policy);
-  }
-  if (options.filter != nullptr) {
-    rep->filter = options.filter;
-  } else if (policy != nullptr) {
-    s = rep->CheckHandle(footer.filter_handle, "filter");
-    std::string filter;
-    if (s.ok()) {
-      s = ReadBlock(rep->file.get(), file_name, footer.filter_handle, true,
-                    &filter, nullptr);
-    }
+  if (options.meta == nullptr) {
+    std::shared_ptr<const SegmentMeta> meta;
+    Status s = rep->ReadMeta(options.filter_policy, &meta);
     if (!s.ok()) return s;
-    rep->filter = std::make_shared<const SegmentFilter>(
-        std::move(policy), std::move(filter), rep->props.num_filter_keys,
-        rep->props.bits_per_key);
+    rep->SetMeta(std::move(meta));
+  } else {
+    rep->SetMeta(options.meta);
   }
   if (options.block_cache != nullptr) {
     rep->cache_id =
@@ -342,8 +363,8 @@ std::unique_ptr<Iterator> SegmentReader::NewIterator(
     // A scan of the whole segment: large reads through a buffer of its own,
     // over the data blocks (at the front of the file) only; blocks read
     // once have no business in the cache.
-    const uint64_t data_end = r->props.data_size > 0
-                                  ? std::min(r->props.data_size, r->file_size)
+    const uint64_t data_end = r->props->data_size > 0
+                                  ? std::min(r->props->data_size, r->file_size)
                                   : r->file_size;
     auto file = std::make_shared<ReadaheadFile>(
         r->file.get(), options.readahead_size, data_end);
@@ -366,7 +387,7 @@ std::unique_ptr<Iterator> SegmentReader::NewIterator(
       if (!s.ok()) return std::unique_ptr<Iterator>(NewErrorIterator(s));
       return Block::NewIterator(std::move(block));
     };
-    return NewTwoLevelIterator(Block::NewIterator(r->index_block),
+    return NewTwoLevelIterator(Block::NewIterator(r->meta->index_block),
                                std::move(read_block));
   }
   auto block_function = [r, options, stats](const Slice& index_value) {
@@ -377,25 +398,29 @@ std::unique_ptr<Iterator> SegmentReader::NewIterator(
     if (!s.ok()) return std::unique_ptr<Iterator>(NewErrorIterator(s));
     return Block::NewIterator(std::move(block));
   };
-  return NewTwoLevelIterator(Block::NewIterator(r->index_block),
+  return NewTwoLevelIterator(Block::NewIterator(r->meta->index_block),
                              std::move(block_function));
 }
 
 const SegmentProperties& SegmentReader::properties() const {
-  return rep_->props;
+  return *rep_->props;
 }
 const std::string& SegmentReader::file_name() const { return rep_->file_name; }
 uint64_t SegmentReader::file_size() const { return rep_->file_size; }
 bool SegmentReader::has_filter() const { return rep_->filter != nullptr; }
 const std::shared_ptr<const SegmentFilter>& SegmentReader::filter() const {
-  return rep_->filter;
+  return rep_->meta->filter;
+}
+const std::shared_ptr<const SegmentMeta>& SegmentReader::meta() const {
+  return rep_->meta;
 }
 uint64_t SegmentReader::filter_memory() const {
   return rep_->filter != nullptr ? rep_->filter->memory() : 0;
 }
 uint64_t SegmentReader::index_memory() const {
-  return rep_->index_block->size();
+  return rep_->meta->index_memory();
 }
+uint64_t SegmentMeta::index_memory() const { return index_block->size(); }
 double SegmentReader::TheoreticalFpRate() const {
   return rep_->filter != nullptr ? rep_->filter->TheoreticalFpRate() : 1.0;
 }

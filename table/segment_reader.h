@@ -6,11 +6,12 @@
 // the caller's precomputed key hash before it touches the index or any data
 // block, so a filter negative costs no IO at all.
 //
-// The filter is a SegmentFilter of its own, shared: a database keeps every
-// live segment's filter in memory while closing and reopening the files
-// themselves (db/table_cache.h), asks the filter first and only calls
-// Search() on a positive; a reader reopened with the filter it had before
-// does not read the filter block again.
+// What Open reads besides the footer (properties, index block, filter) is a
+// SegmentMeta of its own, shared: a database keeps every live segment's
+// SegmentMeta in memory while closing and reopening the files themselves
+// (db/table_cache.h), asks the filter first and only calls Search() on a
+// positive; a reader reopened with the SegmentMeta it had before reads
+// nothing at all from the file until a lookup needs a data block.
 //
 // Every read error or checksum mismatch is returned as Corruption (or the
 // Env's IOError) with a message naming the file and offset.
@@ -86,6 +87,20 @@ class SegmentFilter {
   mutable double fp_rate_ = 1.0;
 };
 
+class Block;
+
+// What a segment's reader keeps in memory for its whole life, read and
+// checked once when the file is first opened: the properties, the index
+// block and the filter. Thread-safety: immutable; safe for concurrent use.
+struct SegmentMeta {
+  SegmentProperties props;
+  std::shared_ptr<const Block> index_block;
+  std::shared_ptr<const SegmentFilter> filter;  // null: none usable
+
+  // Bytes of the index block held in memory.
+  uint64_t index_memory() const;
+};
+
 struct SegmentReaderOptions {
   // The policy whose filters this reader interprets. A segment whose stored
   // policy name differs is read with the built-in policy of that name
@@ -95,11 +110,10 @@ struct SegmentReaderOptions {
   std::shared_ptr<const FilterPolicy> filter_policy;
   // Optional block cache shared by many readers; not owned.
   Cache* block_cache = nullptr;
-  // When reopening a file: the filter an earlier reader of the same file
-  // loaded (its filter()). Open shares it instead of reading the filter
-  // block again, and ignores filter_policy. (An earlier reader without a
-  // usable filter: leave this and filter_policy null.)
-  std::shared_ptr<const SegmentFilter> filter;
+  // When reopening a file: what an earlier reader of the same file read (its
+  // meta()). Open shares it instead of reading the footer, properties, index
+  // and filter again (it reads nothing), and ignores filter_policy.
+  std::shared_ptr<const SegmentMeta> meta;
   // The file's id in the block cache; 0 takes a new one. A file reopened
   // with its earlier id finds the blocks its earlier reader cached.
   uint64_t cache_id = 0;
@@ -169,6 +183,9 @@ class SegmentReader {
   bool has_filter() const;
   // The usable filter, or null.
   const std::shared_ptr<const SegmentFilter>& filter() const;
+  // The properties, index and filter, to reopen the file without reading
+  // them again (SegmentReaderOptions::meta).
+  const std::shared_ptr<const SegmentMeta>& meta() const;
   // Bytes of filter held in memory (0 without a usable filter).
   uint64_t filter_memory() const;
   // Bytes of the index block held in memory.

@@ -54,7 +54,7 @@ class OpenSegmentsEnv : public EnvWrapper {
       int peak = peak_.load();
       while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
       }
-      file = std::make_unique<Tracked>(std::move(file), &open_);
+      file = std::make_unique<Tracked>(std::move(file), &open_, &reads_);
     }
     *result = std::move(file);
     return s;
@@ -63,6 +63,8 @@ class OpenSegmentsEnv : public EnvWrapper {
   int open() const { return open_.load(); }
   int peak() const { return peak_.load(); }
   uint64_t opens() const { return opens_.load(); }
+  // Read calls on segment files.
+  uint64_t reads() const { return reads_.load(); }
   // Opens of a file that had been opened before.
   uint64_t reopens() const {
     std::lock_guard<std::mutex> guard(mu_);
@@ -72,25 +74,29 @@ class OpenSegmentsEnv : public EnvWrapper {
  private:
   class Tracked : public RandomAccessFile {
    public:
-    Tracked(std::unique_ptr<RandomAccessFile> file, std::atomic<int>* open)
-        : file_(std::move(file)), open_(open) {}
+    Tracked(std::unique_ptr<RandomAccessFile> file, std::atomic<int>* open,
+            std::atomic<uint64_t>* reads)
+        : file_(std::move(file)), open_(open), reads_(reads) {}
     ~Tracked() override {
       file_.reset();  // closed before it stops being counted
       open_->fetch_sub(1);
     }
     Status Read(uint64_t offset, size_t n, Slice* result,
                 char* scratch) const override {
+      reads_->fetch_add(1);
       return file_->Read(offset, n, result, scratch);
     }
 
    private:
     std::unique_ptr<RandomAccessFile> file_;
     std::atomic<int>* open_;
+    std::atomic<uint64_t>* reads_;
   };
 
   std::atomic<int> open_{0};
   std::atomic<int> peak_{0};
   std::atomic<uint64_t> opens_{0};
+  std::atomic<uint64_t> reads_{0};
   mutable std::mutex mu_;
   std::map<std::string, int> opens_per_file_;  // GUARDED_BY(mu_)
   uint64_t reopens_ = 0;                       // GUARDED_BY(mu_)
@@ -179,7 +185,6 @@ TEST_F(TableCacheTest, KeepsAtMostCapacityFilesOpenLeastRecentlyUsedGoFirst) {
   EXPECT_EQ(opens + 1, env_.opens());
   ASSERT_TRUE(Read(7).ok());
   EXPECT_EQ(opens + 2, env_.opens());
-  EXPECT_GT(cache_->index_bytes(), 0u);
   cache_.reset();
   EXPECT_EQ(0, env_.open());
 }
@@ -633,9 +638,16 @@ TEST(DBTableCacheTest, LookupsTheFilterRulesOutOpenNoFile) {
   EXPECT_LE(env.opens() - opens_before, positives);
 }
 
+// A segment's metadata (footer, properties, index, filter) is read and
+// checked once, when the segment enters the database, and kept; a reopen
+// for a hit checks the file's size and reads the data block, checksummed.
+// So damage found by a reopen is an error naming the file, and damage to
+// metadata already in memory gives no wrong answer while the database is
+// open and is an error naming the file at the next Open.
 TEST(DBTableCacheTest, SegmentDamagedAfterOpenIsAnErrorWhenReopened) {
-  enum Damage { kTruncate, kIndexChecksum, kFooterMagic, kDelete };
-  for (Damage damage : {kTruncate, kIndexChecksum, kFooterMagic, kDelete}) {
+  enum Damage { kTruncate, kDataBlock, kIndexChecksum, kFooterMagic, kDelete };
+  for (Damage damage :
+       {kTruncate, kDataBlock, kIndexChecksum, kFooterMagic, kDelete}) {
     SCOPED_TRACE("damage " + std::to_string(damage));
     test::TempDir dir("tablecache");
     Options options = BudgetOptions(Env::Default());
@@ -658,10 +670,12 @@ TEST(DBTableCacheTest, SegmentDamagedAfterOpenIsAnErrorWhenReopened) {
     } else if (damage == kTruncate) {
       std::filesystem::resize_file(fname, size - 1);
     } else {
-      // The index block is the last before the footer: its checksum ends
-      // just before it. The footer ends with the magic number.
-      const auto offset =
-          damage == kIndexChecksum ? size - kFooterSize - 1 : size - 1;
+      // The first data block starts the file (its first entry holds the
+      // smallest key); the index block is the last before the footer, so
+      // its checksum ends just before it; the footer ends with the magic.
+      const auto offset = damage == kDataBlock       ? 0
+                          : damage == kIndexChecksum ? size - kFooterSize - 1
+                                                     : size - 1;
       std::fstream f(fname, std::ios::in | std::ios::out | std::ios::binary);
       f.seekg(static_cast<std::streamoff>(offset));
       char c = 0;
@@ -674,6 +688,32 @@ TEST(DBTableCacheTest, SegmentDamagedAfterOpenIsAnErrorWhenReopened) {
       if (seg.file_number == victim.file_number) continue;
       std::string got;
       ASSERT_TRUE(db->Get(ReadOptions(), seg.smallest_key, &got).ok());
+    }
+    const bool metadata = damage == kIndexChecksum || damage == kFooterMagic;
+    if (metadata) {
+      // Nothing read now touches the damaged bytes: right answers, and the
+      // next Open finds the damage.
+      std::string got;
+      ASSERT_TRUE(db->Get(ReadOptions(), victim.smallest_key, &got).ok());
+      EXPECT_EQ(model[victim.smallest_key], got);
+      std::unique_ptr<Iterator> it = db->NewIterator(ReadOptions());
+      size_t n = 0;
+      for (it->SeekToFirst(); it->Valid(); it->Next(), n++) {
+        ASSERT_EQ(model[it->key().ToString()], it->value().ToString());
+      }
+      EXPECT_TRUE(it->status().ok()) << it->status().ToString();
+      EXPECT_EQ(model.size(), n);
+      it.reset();
+      db.reset();
+      // Open checks each segment's metadata: it fails naming the file, or
+      // (with paranoid_checks off) opens and the segment's reads fail.
+      Status open = DB::Open(options, dir.path(), &db);
+      if (!open.ok()) {
+        EXPECT_TRUE(open.IsCorruption()) << open.ToString();
+        EXPECT_NE(std::string::npos, open.ToString().find(fname))
+            << open.ToString();
+        continue;
+      }
     }
 
     std::string got;
@@ -751,6 +791,46 @@ TEST(DBTableCacheTest, ConcurrentReadsWhileCompactionClosesAndReopensFiles) {
   for (auto& t : readers) t.join();
   EXPECT_EQ(0, errors.load()) << first_error;
   EXPECT_GT(env.reopens(), 0u) << "no file was closed and reopened";
+}
+
+// A segment reopened for a hit reads its data block and nothing else: the
+// footer, properties, index and filter stay in memory for the segment's
+// life, so that a budget far below the segment count costs an open(2) per
+// reopen, not a metadata re-read.
+TEST(DBTableCacheTest, AHitOnAClosedSegmentReadsOnlyItsDataBlock) {
+  test::TempDir dir("tablecache");
+  OpenSegmentsEnv env(Env::Default());
+  Options options = BudgetOptions(&env);
+  options.block_cache_capacity = 0;  // every hit reads its block
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  constexpr int kKeys = 6000;
+  Fill(db.get(), kKeys, 200, nullptr);
+  ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+  ASSERT_GT(CountSegments(db.get()), 3 * kSegmentBudget);
+
+  const uint64_t seed = test::TestSeeds()[0];
+  SCOPED_TRACE("seed=" + std::to_string(seed));
+  Random rnd(seed);
+  const DbStats before = db->GetStats();
+  const uint64_t reads_before = env.reads();
+  const uint64_t reopens_before = env.reopens();
+  constexpr int kLookups = 3000;
+  for (int n = 0; n < kLookups; n++) {
+    const int i = static_cast<int>(rnd.Uniform(kKeys));
+    std::string got;
+    ASSERT_TRUE(db->Get(ReadOptions(), Key(i), &got).ok()) << Key(i);
+    ASSERT_EQ(Value(i, 0), got);
+  }
+  const DbStats after = db->GetStats();
+  const uint64_t blocks = after.data_blocks_read - before.data_blocks_read;
+  EXPECT_GT(env.reopens() - reopens_before, kLookups / 2u)
+      << "the budget did not make hits reopen files";
+  // One block per hit, one more per false positive, and no other read.
+  EXPECT_GE(blocks, static_cast<uint64_t>(kLookups));
+  EXPECT_EQ(blocks - kLookups, after.filter_false_positives -
+                                   before.filter_false_positives);
+  EXPECT_EQ(blocks, env.reads() - reads_before);
 }
 
 TEST(DBTableCacheTest, ReportsMemoryAndOpenFiles) {

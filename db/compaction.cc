@@ -89,7 +89,23 @@ std::unique_ptr<Compaction> Finish(std::unique_ptr<Compaction> c) {
 
 }  // namespace
 
+namespace {
+// The largest level stands for the last one: in a settled tree it is the
+// last one, and in a tree whose data still sits higher up (written with
+// static sizing, or still draining) it is what the last level will hold.
+uint64_t LargestLevelBytes(const Version& v) {
+  uint64_t bottom = 0;
+  for (int level = 1; level < kNumLevels; level++) {
+    bottom = std::max(bottom, v.LevelBytes(level));
+  }
+  return bottom;
+}
+}  // namespace
+
 LevelTargets::LevelTargets(const Options& options, const Version& v)
+    : LevelTargets(options, LargestLevelBytes(v)) {}
+
+LevelTargets::LevelTargets(const Options& options, uint64_t bottom)
     : level0_compaction_trigger_(options.level0_compaction_trigger),
       target_file_size_(options.target_file_size),
       base_bytes_(options.max_bytes_for_level_base != 0
@@ -110,13 +126,6 @@ LevelTargets::LevelTargets(const Options& options, const Version& v)
                                                 : target * multiplier;
     }
     return;
-  }
-  // The largest level stands for the last one: in a settled tree it is the
-  // last one, and in a tree whose data still sits higher up (written with
-  // static sizing, or still draining) it is what the last level will hold.
-  uint64_t bottom = 0;
-  for (int level = 1; level < kNumLevels; level++) {
-    bottom = std::max(bottom, v.LevelBytes(level));
   }
   base_level_ = kNumLevels - 1;
   max_bytes_[base_level_] = bottom;

@@ -50,6 +50,9 @@ namespace bloomkv {
 class LevelTargets {
  public:
   LevelTargets(const Options& options, const Version& v);
+  // The targets of a tree whose largest level below level 0 holds
+  // largest_level_bytes (for planning: db/capacity_model.h).
+  LevelTargets(const Options& options, uint64_t largest_level_bytes);
 
   int base_level() const { return base_level_; }
 

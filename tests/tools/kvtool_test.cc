@@ -206,7 +206,8 @@ TEST_F(KvtoolTest, HelpListsEverySubcommandAndTheExitCodes) {
   EXPECT_NE(std::string::npos, r.out.find("Exit codes:"));
   for (const char* sub : {"info", "segments", "segment", "get", "put", "delete",
                           "scan", "dump", "explain", "verify", "filter-check",
-                          "compact", "load", "repair", "checkpoint"}) {
+                          "compact", "load", "repair", "checkpoint",
+                          "capacity"}) {
     SCOPED_TRACE(sub);
     EXPECT_NE(std::string::npos, r.out.find(std::string("  ") + sub + " "));
     RunResult h = Run({sub, "--help"});
@@ -215,6 +216,34 @@ TEST_F(KvtoolTest, HelpListsEverySubcommandAndTheExitCodes) {
         << h.out;
     EXPECT_TRUE(h.err.empty()) << h.err;
   }
+}
+
+// The model itself is tested in db/capacity_model_test.cc; here, that the
+// command reports it and rejects what it cannot plan.
+TEST_F(KvtoolTest, CapacityPlansAStoreAndRejectsBadArguments) {
+  json j = RunJson({"capacity", "--entries", "100000000", "--json"});
+  ASSERT_TRUE(j.contains("levels"));
+  uint64_t entries = 0, segments = 0, filters = 0;
+  for (const json& lv : j["levels"]) {
+    entries += lv["entries"].get<uint64_t>();
+    segments += lv["segments"].get<uint64_t>();
+    filters += lv["filter_bytes"].get<uint64_t>();
+  }
+  EXPECT_NEAR(1e8, static_cast<double>(entries), 1e5);
+  EXPECT_EQ(j["segments"].get<uint64_t>(), segments);
+  EXPECT_EQ(j["filter_bytes"].get<uint64_t>(), filters);
+  // 10 bits per key, and one probe per level for an absent key.
+  EXPECT_NEAR(1.25e8, static_cast<double>(filters), 0.1e8);
+  EXPECT_EQ(static_cast<double>(j["levels"].size()),
+            j["probes_per_miss"].get<double>());
+
+  RunResult text = Run({"capacity", "--entries", "1000000"});
+  EXPECT_EQ(0, text.code) << text.err;
+  EXPECT_NE(std::string::npos, text.out.find("total: ")) << text.out;
+  ExpectError(Run({"capacity", "--entries", "0"}), 2, "--entries");
+  ExpectError(Run({"capacity"}), 2, "--entries");
+  ExpectError(Run({"capacity", "--entries", "10", "--bits-per-key", "-1"}), 2,
+              "--bits-per-key");
 }
 
 TEST_F(KvtoolTest, UsageErrorsExitWithCode2AndOneLine) {

@@ -56,6 +56,19 @@ int RunExplain(const Context& ctx, const std::string& db,
 int RunFilterCheck(const Context& ctx, const std::string& db, uint64_t samples,
                    uint64_t seed);
 
+// ---- planning (capacity_command.cc) ---------------------------------------
+
+struct CapacityArgs {
+  uint64_t entries = 0;
+  double key_bytes = 7;
+  double value_bytes = 80;
+  double bits_per_key = 10;
+  double compression_ratio = 0.63;
+};
+// The settled shape of a planned store with the default options: levels,
+// segments, disk bytes, filter and index memory, block reads per lookup.
+int RunCapacity(const Context& ctx, const CapacityArgs& args);
+
 // ---- reads and writes (data_commands.cc) ----------------------------------
 
 // Prints the value (raw bytes followed by a newline, or JSON). A missing key

@@ -48,6 +48,7 @@ struct Args {
   uint64_t memory_mb = 256;
   std::optional<std::string> from;
   std::optional<std::string> to;
+  CapacityArgs capacity;
 };
 
 void AddJson(CLI::App* sub, Args* a) {
@@ -204,6 +205,29 @@ int Run(int argc, char** argv) {
                        "Copy the whole log instead of flushing the memtable "
                        "first");
 
+  CLI::App* capacity = app.add_subcommand(
+      "capacity",
+      "Plan a store: the levels, segments, disk bytes, filter and index "
+      "memory and block reads per lookup that N entries settle into with "
+      "the default options (no database needed)");
+  capacity->add_option("--entries", a.capacity.entries, "Number of entries")
+      ->required()
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 50));
+  capacity->add_option("--key-bytes", a.capacity.key_bytes,
+                       "Average key length (default 7)")
+      ->check(CLI::Range(0.0, 1e6));
+  capacity->add_option("--value-bytes", a.capacity.value_bytes,
+                       "Average value length (default 80)")
+      ->check(CLI::Range(0.0, 1e9));
+  capacity->add_option("--bits-per-key", a.capacity.bits_per_key,
+                       "Filter bits per key (default 10)")
+      ->check(CLI::Range(0.01, 64.0));
+  capacity->add_option("--compression-ratio", a.capacity.compression_ratio,
+                       "Compressed over raw data block size (default 0.63, "
+                       "LZ4 on short-link URLs; 1 without compression)")
+      ->check(CLI::Range(0.01, 2.0));
+  AddJson(capacity, &a);
+
   // CLI11 would call an unknown subcommand an unexpected argument, or say
   // that a subcommand is required; name the actual mistake instead.
   if (argc > 1 && argv[1][0] != '-') {
@@ -238,6 +262,7 @@ int Run(int argc, char** argv) {
   const uint64_t seed = a.seed.has_value() ? *a.seed : SeedFromClock();
 
   if (info->parsed()) return RunInfo(ctx, a.db, a.samples, seed);
+  if (capacity->parsed()) return RunCapacity(ctx, a.capacity);
   if (segments->parsed()) return RunSegments(ctx, a.db, a.samples, seed);
   if (segment->parsed()) return RunSegment(ctx, a.file);
   if (get->parsed()) return RunGet(ctx, a.db, a.key);

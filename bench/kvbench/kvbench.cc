@@ -33,6 +33,8 @@
 #include <system_error>
 #include <vector>
 
+#include <unistd.h>
+
 #include "bench/kvbench/engine.h"
 #include "bench/kvbench/generators.h"
 #include "bench/kvbench/process_stats.h"
@@ -70,6 +72,7 @@ struct Flags {
   uint64_t seed = 301;
   std::string db;
   bool keep = false;
+  bool drop_caches = false;
   std::string benchmarks = "fill,readhit,readmiss,mixed";
   std::string json;
   std::string plot_dir;
@@ -204,6 +207,19 @@ void Settle(Store* store, SettleMode mode) {
       Seconds(start), FormatFilesPerLevel(shape).c_str());
 }
 
+// Empties the kernel's page cache (needs root), so that a lookup phase
+// starts from the disk as a store larger than memory would: false if the
+// kernel refused.
+bool DropPageCache() {
+  ::sync();
+  FILE* f = std::fopen("/proc/sys/vm/drop_caches", "w");
+  if (f == nullptr) return false;
+  const bool ok = std::fputs("3", f) >= 0;
+  return std::fclose(f) == 0 && ok;
+}
+
+bool g_drop_caches = false;
+
 PhaseResult RunPhaseOn(Store* store, const std::string& phase, int threads,
                        PeakRss* peak) {
   RunResult& r = store->result;
@@ -220,6 +236,10 @@ PhaseResult RunPhaseOn(Store* store, const std::string& phase, int threads,
     if (r.error.empty()) r.error = s.ToString();
     p.name = phase;
     return p;
+  }
+  if (g_drop_caches && phase != "fill" && !DropPageCache()) {
+    std::fprintf(stderr, "kvbench: cannot write /proc/sys/vm/drop_caches\n");
+    std::exit(1);
   }
   peak->Reset();
   s = store->workload->RunPhase(phase, store->engine.get(), &p, threads);
@@ -428,6 +448,9 @@ int Main(int argc, char** argv) {
   app.add_option("--db", flags.db,
                  "directory for the stores (default: fresh under /tmp)");
   app.add_flag("--keep", flags.keep, "keep the stores afterwards");
+  app.add_flag("--drop_caches", flags.drop_caches,
+               "empty the page cache before each lookup phase (root), so "
+               "reads start from the disk as in a store larger than memory");
   app.add_option("--benchmarks", flags.benchmarks,
                  "fill,readhit,readmiss,mixed,overwrite,delete,scan, or "
                  "none (e.g. with --fp_sweep)");
@@ -443,6 +466,7 @@ int Main(int argc, char** argv) {
   app.add_option("--fp_probes", flags.fp_probes,
                  "absent-key lookups per fp_sweep store");
   CLI11_PARSE(app, argc, argv);
+  g_drop_caches = flags.drop_caches;
 
   if (flags.value_min > flags.value_max) {
     std::fprintf(stderr, "--value_min must not exceed --value_max\n");
@@ -523,6 +547,7 @@ int Main(int argc, char** argv) {
                    {"repeat", std::to_string(flags.repeat)},
                    {"warmup", flags.warmup ? "1" : "0"},
                    {"settle", flags.settle},
+                   {"drop_caches", flags.drop_caches ? "on" : "off"},
                    {"max_open_files", std::to_string(flags.max_open_files)},
                    {"sync", flags.sync ? "true" : "false"},
                    {"mmap_reads", flags.mmap_reads},

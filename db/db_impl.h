@@ -92,6 +92,9 @@ class DBImpl final : public DB {
   Status Write(const WriteOptions& options, WriteBatch* updates) override;
   Status Get(const ReadOptions& options, const Slice& key,
              std::string* value) override;
+  std::vector<Status> MultiGet(const ReadOptions& options,
+                               const std::vector<Slice>& keys,
+                               std::vector<std::string>* values) override;
   std::unique_ptr<Iterator> NewIterator(const ReadOptions& options) override;
   const Snapshot* GetSnapshot() override;
   void ReleaseSnapshot(const Snapshot* snapshot) override;
@@ -214,6 +217,16 @@ class DBImpl final : public DB {
   Status RunManualCompaction(int level, const Slice* begin, const Slice* end,
                              bool in_place);
   std::string LevelsTable();
+
+  // The sequence a read sees: options.snapshot's, or the last published.
+  // REQUIRES: the caller has pinned its read view first.
+  SequenceNumber ReadSequence(const ReadOptions& options) const;
+  SegmentReadOptions SegmentOptionsFor(const ReadOptions& options) const;
+  // One point lookup in a pinned view: memtables, then segments; the
+  // status Get returns. trace may be null.
+  Status LookUp(const ReadView& view, const SegmentReadOptions& sro,
+                const Slice& key, uint64_t hash, SequenceNumber snapshot,
+                std::string* value, GetTrace* trace, size_t thread);
 
   // Publishes mem_, imm_ and the current version as the view new reads
   // pin. Called after every change of any of them. REQUIRES: mu_ held.

@@ -20,6 +20,62 @@ void DBImpl::InstallReadView() {
   read_views_.Install(new ReadView(mem_, imm_, versions_->current()));
 }
 
+SequenceNumber DBImpl::ReadSequence(const ReadOptions& options) const {
+  // Read after pinning the view: every write up to this sequence is in the
+  // view's memtables (the sequence is published after the insert, and the
+  // view holding that memtable was installed before it).
+  return options.snapshot != nullptr
+             ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
+             : versions_->last_sequence();
+}
+
+SegmentReadOptions DBImpl::SegmentOptionsFor(const ReadOptions& options) const {
+  SegmentReadOptions sro;
+  sro.verify_checksums = options.verify_checksums || options_.paranoid_checks;
+  sro.fill_cache = options.fill_cache;
+  return sro;
+}
+
+Status DBImpl::LookUp(const ReadView& view, const SegmentReadOptions& sro,
+                      const Slice& key, uint64_t hash, SequenceNumber snapshot,
+                      std::string* value, GetTrace* trace, size_t thread) {
+  bool deleted = false;
+  bool found = false;
+  MemTable* imm = view.imm();
+  if (view.mem()->Get(key, snapshot, value, &deleted)) {
+    found = true;
+    if (trace != nullptr) trace->found_in_memtable = true;
+  } else if (imm != nullptr && imm->Get(key, snapshot, value, &deleted)) {
+    found = true;
+    if (trace != nullptr) trace->found_in_immutable = true;
+  }
+  Status s;
+  if (found) {
+    read_counters_.ShardFor(thread).Add(kMemtableHits, 1);
+  } else {
+    SegmentLookup lookup(table_cache_.get(), sro, key, hash, snapshot, value,
+                         trace, thread);
+    view.version().ForEachCandidate(
+        key, hash, [&lookup](const FileMetaData& f, int level) {
+          return lookup.Consult(f, level);
+        });
+    lookup.Finish(&read_counters_.ShardFor(thread));
+    s = lookup.status();
+    found = lookup.found();
+    deleted = lookup.deleted();
+  }
+  if (!s.ok()) {
+    if (trace != nullptr) trace->result = s.ToString();
+    return s;
+  }
+  if (found && !deleted) {
+    if (trace != nullptr) trace->result = "found";
+    return Status::OK();
+  }
+  if (trace != nullptr) trace->result = deleted ? "deleted" : "not found";
+  return Status::NotFound("");
+}
+
 Status DBImpl::Get(const ReadOptions& options, const Slice& key,
                    std::string* value) {
   Status s = ValidateKey(key);
@@ -32,54 +88,66 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key,
   }
   const size_t thread = ThisThreadIndex();
   read_counters_.ShardFor(thread).Add(kGets, 1);
-
   ReadView* view = read_views_.Acquire(thread);
-  // Read after pinning the view: every write up to this sequence is in the
-  // view's memtables (the sequence is published after the insert, and the
-  // view holding that memtable was installed before it).
-  const SequenceNumber snapshot =
-      options.snapshot != nullptr
-          ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
-          : versions_->last_sequence();
-  MemTable* imm = view->imm();
+  s = LookUp(*view, SegmentOptionsFor(options), key, hash,
+             ReadSequence(options), value, trace, thread);
+  read_views_.Release(thread, view);
+  return s;
+}
 
-  bool deleted = false;
-  bool found = false;
-  if (view->mem()->Get(key, snapshot, value, &deleted)) {
-    found = true;
-    if (trace != nullptr) trace->found_in_memtable = true;
-  } else if (imm != nullptr && imm->Get(key, snapshot, value, &deleted)) {
-    found = true;
-    if (trace != nullptr) trace->found_in_immutable = true;
+std::vector<Status> DBImpl::MultiGet(const ReadOptions& options,
+                                     const std::vector<Slice>& keys,
+                                     std::vector<std::string>* values) {
+  values->resize(keys.size());
+  std::vector<Status> statuses(keys.size());
+  std::vector<uint64_t> hashes(keys.size());
+  for (size_t i = 0; i < keys.size(); i++) {
+    statuses[i] = ValidateKey(keys[i]);
+    hashes[i] = KeyHash(keys[i]);
   }
-  if (found) {
-    read_counters_.ShardFor(thread).Add(kMemtableHits, 1);
-  } else {
-    SegmentReadOptions sro;
-    sro.verify_checksums = options.verify_checksums || options_.paranoid_checks;
-    sro.fill_cache = options.fill_cache;
-    SegmentLookup lookup(table_cache_.get(), sro, key, hash, snapshot, value,
-                         trace, thread);
+  const size_t thread = ThisThreadIndex();
+  read_counters_.ShardFor(thread).Add(kGets, keys.size());
+  ReadView* view = read_views_.Acquire(thread);
+  const SequenceNumber snapshot = ReadSequence(options);
+  const SegmentReadOptions sro = SegmentOptionsFor(options);
+
+  // Start the device reads of the block each key's first filter-positive
+  // segment would read (the most likely place of the key), for the whole
+  // batch, before waiting for any of them. A key in a memtable needs none.
+  // The hints read nothing and count nothing: the searches below do.
+  std::string scratch;
+  bool deleted = false;
+  for (size_t i = 0; i < keys.size(); i++) {
+    if (!statuses[i].ok()) continue;
+    if (view->mem()->Get(keys[i], snapshot, &scratch, &deleted) ||
+        (view->imm() != nullptr &&
+         view->imm()->Get(keys[i], snapshot, &scratch, &deleted))) {
+      continue;
+    }
     view->version().ForEachCandidate(
-        key, hash, [&lookup](const FileMetaData& f, int level) {
-          return lookup.Consult(f, level);
+        keys[i], hashes[i], [&](const FileMetaData& f, int /*level*/) {
+          if (keys[i].compare(ExtractUserKey(f.smallest)) < 0 ||
+              keys[i].compare(ExtractUserKey(f.largest)) > 0) {
+            return false;
+          }
+          if (!f.open_status.ok()) return true;
+          if (f.filter != nullptr && !f.filter->KeyMayMatch(hashes[i])) {
+            return false;
+          }
+          TableCache::Handle segment;
+          if (table_cache_->AcquireForLookup(f, thread, &segment).ok()) {
+            segment.reader()->PrefetchForLookup(keys[i], snapshot);
+          }
+          return true;
         });
-    lookup.Finish(&read_counters_.ShardFor(thread));
-    s = lookup.status();
-    found = lookup.found();
-    deleted = lookup.deleted();
+  }
+  for (size_t i = 0; i < keys.size(); i++) {
+    if (!statuses[i].ok()) continue;
+    statuses[i] = LookUp(*view, sro, keys[i], hashes[i], snapshot,
+                         &(*values)[i], nullptr, thread);
   }
   read_views_.Release(thread, view);
-  if (!s.ok()) {
-    if (trace != nullptr) trace->result = s.ToString();
-    return s;
-  }
-  if (found && !deleted) {
-    if (trace != nullptr) trace->result = "found";
-    return Status::OK();
-  }
-  if (trace != nullptr) trace->result = deleted ? "deleted" : "not found";
-  return Status::NotFound("");
+  return statuses;
 }
 
 std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {

@@ -103,6 +103,17 @@ class BloomkvEngine : public Engine {
     *found = s.ok();
     return s.IsNotFound() ? Status::OK() : s;
   }
+  Status MultiGet(const std::vector<Slice>& keys,
+                  std::vector<std::string>* values,
+                  std::vector<bool>* found) override {
+    const std::vector<Status> s = db_->MultiGet(ReadOptions(), keys, values);
+    found->resize(keys.size());
+    for (size_t i = 0; i < s.size(); i++) {
+      (*found)[i] = s[i].ok();
+      if (!s[i].ok() && !s[i].IsNotFound()) return s[i];
+    }
+    return Status::OK();
+  }
   Status Scan(const Slice& start, size_t n, uint64_t* count) override {
     *count = 0;
     std::unique_ptr<Iterator> it = db_->NewIterator(ReadOptions());

@@ -74,4 +74,18 @@ Status OpenEngine(const std::string& name, const EngineOptions& options,
   return Status::NotSupported("engine not built into kvbench: ", name);
 }
 
+Status Engine::MultiGet(const std::vector<Slice>& keys,
+                        std::vector<std::string>* values,
+                        std::vector<bool>* found) {
+  values->resize(keys.size());
+  found->resize(keys.size());
+  for (size_t i = 0; i < keys.size(); i++) {
+    bool f = false;
+    Status s = Get(keys[i], &(*values)[i], &f);
+    if (!s.ok()) return s;
+    (*found)[i] = f;
+  }
+  return Status::OK();
+}
+
 }  // namespace bloomkv::bench

@@ -93,6 +93,12 @@ class Engine {
   virtual Status Delete(const Slice& key) = 0;
   // OK and *found = false when the key is absent.
   virtual Status Get(const Slice& key, std::string* value, bool* found) = 0;
+  // Get for a batch, through the engine's batched lookup where it has one
+  // (bloomkv, RocksDB); the default calls Get per key (LevelDB has none).
+  // values and found are resized to keys.size().
+  virtual Status MultiGet(const std::vector<Slice>& keys,
+                          std::vector<std::string>* values,
+                          std::vector<bool>* found);
   // Reads up to n entries from the first key >= start; *count gets how many.
   virtual Status Scan(const Slice& start, size_t n, uint64_t* count) = 0;
 

@@ -73,6 +73,7 @@ struct Flags {
   std::string db;
   bool keep = false;
   bool drop_caches = false;
+  uint64_t batch = 1;
   std::string benchmarks = "fill,readhit,readmiss,mixed";
   std::string json;
   std::string plot_dir;
@@ -176,6 +177,7 @@ std::unique_ptr<Store> OpenStore(const std::string& engine_name,
   wc.num = flags.num;
   wc.reads = flags.reads;
   wc.min_seconds = flags.min_seconds;
+  wc.batch = flags.batch;
   wc.writes = flags.writes;
   wc.deletes = flags.deletes;
   wc.scans = flags.scans;
@@ -448,6 +450,9 @@ int Main(int argc, char** argv) {
   app.add_option("--db", flags.db,
                  "directory for the stores (default: fresh under /tmp)");
   app.add_flag("--keep", flags.keep, "keep the stores afterwards");
+  app.add_option("--batch", flags.batch,
+                 "lookup phases: keys per MultiGet (1: one Get per key)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{100000}));
   app.add_flag("--drop_caches", flags.drop_caches,
                "empty the page cache before each lookup phase (root), so "
                "reads start from the disk as in a store larger than memory");
@@ -548,6 +553,7 @@ int Main(int argc, char** argv) {
                    {"warmup", flags.warmup ? "1" : "0"},
                    {"settle", flags.settle},
                    {"drop_caches", flags.drop_caches ? "on" : "off"},
+                   {"batch", std::to_string(flags.batch)},
                    {"max_open_files", std::to_string(flags.max_open_files)},
                    {"sync", flags.sync ? "true" : "false"},
                    {"mmap_reads", flags.mmap_reads},

@@ -245,6 +245,21 @@ class RocksDbEngine : public Engine {
     *found = s.ok();
     return s.IsNotFound() ? Status::OK() : FromRocksDb(s);
   }
+  Status MultiGet(const std::vector<Slice>& keys,
+                  std::vector<std::string>* values,
+                  std::vector<bool>* found) override {
+    std::vector<rocksdb::Slice> rkeys;
+    rkeys.reserve(keys.size());
+    for (const Slice& k : keys) rkeys.push_back(R(k));
+    const std::vector<rocksdb::Status> s =
+        db_->MultiGet(rocksdb::ReadOptions(), rkeys, values);
+    found->resize(keys.size());
+    for (size_t i = 0; i < s.size(); i++) {
+      (*found)[i] = s[i].ok();
+      if (!s[i].ok() && !s[i].IsNotFound()) return FromRocksDb(s[i]);
+    }
+    return Status::OK();
+  }
   Status Scan(const Slice& start, size_t n, uint64_t* count) override {
     *count = 0;
     std::unique_ptr<rocksdb::Iterator> it(

@@ -104,6 +104,11 @@ void Workload::RunLookups(Engine* engine, ThreadState* st) {
       NowNanos() + static_cast<uint64_t>(config_.min_seconds * 1e9);
   do {
     const bool first = st->passes == 0;
+    if (config_.batch > 1) {
+      if (!RunBatches(engine, first, st)) return;
+      st->passes++;
+      continue;
+    }
     for (size_t n = 0; n < st->probes.size(); n++) {
       bool found = false;
       const uint64_t start = NowNanos();
@@ -119,6 +124,34 @@ void Workload::RunLookups(Engine* engine, ThreadState* st) {
     }
     st->passes++;
   } while (NowNanos() < deadline && !st->probes.empty());
+}
+
+bool Workload::RunBatches(Engine* engine, bool first, ThreadState* st) {
+  std::vector<Slice> keys;
+  std::vector<std::string> values;
+  std::vector<bool> founds;
+  const size_t batch = static_cast<size_t>(config_.batch);
+  for (size_t begin = 0; begin < st->probes.size(); begin += batch) {
+    const size_t end = std::min(st->probes.size(), begin + batch);
+    keys.clear();
+    for (size_t n = begin; n < end; n++) keys.emplace_back(st->probes[n].key);
+    const uint64_t start = NowNanos();
+    Status s = engine->MultiGet(keys, &values, &founds);
+    const uint64_t per_key = (NowNanos() - start) / (end - begin);
+    if (!s.ok()) {
+      st->status = s;
+      return false;
+    }
+    for (size_t n = begin; n < end; n++) {
+      st->latency_ns.Add(per_key);
+      const bool found = founds[n - begin];
+      if (!first && found != st->founds[n]) st->unstable_lookups++;
+      st->founds[n] = found;
+      st->pass_found += found;
+      st->values[n].swap(values[n - begin]);
+    }
+  }
+  return true;
 }
 
 void Workload::VerifyLookups(ThreadState* st) {

@@ -38,6 +38,9 @@ struct WorkloadConfig {
   double miss_ratio = 0.5;  // mixed: share of never-issued codes
   double zipf = 0.99;       // mixed: popularity exponent of real codes
   uint64_t seed = 301;
+  // Lookup phases: > 1 looks keys up this many at a time through
+  // Engine::MultiGet; each key's latency is then its batch's over its size.
+  uint64_t batch = 1;
 };
 
 struct PhaseResult {
@@ -107,6 +110,9 @@ class Workload {
   // earlier pass that found a different set counts as a verify error.
   void PlanLookups(const std::string& phase, uint64_t ops, ThreadState* st);
   void RunLookups(Engine* engine, ThreadState* st);
+  // RunLookups with config_.batch > 1: one pass in batches; false on an
+  // engine error (in st->status).
+  bool RunBatches(Engine* engine, bool first, ThreadState* st);
   void VerifyLookups(ThreadState* st);
 
   const WorkloadConfig config_;

@@ -11,6 +11,7 @@
 #include <map>
 
 #include "db/filename.h"
+#include "db/filter_allocation.h"
 #include "db/log_reader.h"
 #include "db/write_batch_internal.h"
 #include "util/file_limit.h"
@@ -98,7 +99,7 @@ Status ValidateOptions(const Options& o) {
     return Status::InvalidArgument("max_open_files must be at least " +
                                    std::to_string(kMinMaxOpenFiles));
   }
-  return Status::OK();
+  return ValidateFilterOptions(o);
 }
 
 // How many unreadable files an error message names before it only counts.
@@ -200,7 +201,7 @@ DBImpl::DBImpl(const Options& options, std::string dbname, bool read_only)
     block_cache_ = std::make_unique<Cache>(options_.block_cache_capacity);
   }
   table_cache_ = std::make_unique<TableCache>(
-      dbname_, env_, options_.filter_policy, block_cache_.get(),
+      dbname_, env_, ReaderFilterPolicy(options_), block_cache_.get(),
       static_cast<size_t>(options_.max_open_files - kNumNonSegmentFiles));
   versions_ = std::make_unique<VersionSet>(
       dbname_, env_, [this](FileMetaData* f) { OpenSegment(f); });

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <string_view>
 
 #include "bloomkv/compaction_filter.h"
 #include "db/db_impl.h"
@@ -21,6 +22,17 @@
 namespace bloomkv {
 
 CompactionFilter::~CompactionFilter() = default;
+
+namespace {
+
+// Whether segments of policy a and of policy b hold the same filter
+// encoding (a resized bloom filter is still a bloom filter).
+bool SameFilterKind(const FilterPolicy* a, const FilterPolicy* b) {
+  if (a == nullptr || b == nullptr) return a == b;
+  return std::string_view(a->Name()) == b->Name();
+}
+
+}  // namespace
 
 bool DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
   ManualCompaction* manual = manual_compaction_;
@@ -52,10 +64,13 @@ bool DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
                           running_compactions_);
   if (c == nullptr) return false;
   // A move would leave the segment's blocks compressed as its old level
-  // wants, not its new one: rewrite it instead when the two differ.
+  // wants, and its filter of the kind its old level has, not its new one:
+  // rewrite it instead when the two differ.
   if (c->IsTrivialMove() &&
       CompressionForLevel(options_, c->level()) ==
-          CompressionForLevel(options_, c->output_level())) {
+          CompressionForLevel(options_, c->output_level()) &&
+      SameFilterKind(ConfiguredFilterPolicy(options_, c->level()).get(),
+                     ConfiguredFilterPolicy(options_, c->output_level()).get())) {
     VersionEdit edit;
     const auto& f = c->inputs(0)[0];
     edit.RemoveFile(c->level(), f->number);

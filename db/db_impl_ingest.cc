@@ -41,6 +41,7 @@
 #include "db/compaction.h"
 #include "db/db_impl.h"
 #include "db/filename.h"
+#include "db/filter_allocation.h"
 #include "util/hash.h"
 #include "util/logging.h"
 
@@ -93,9 +94,10 @@ Status ValidateSource(Env* env,
   if (!s.ok()) return s;
   if (policy != nullptr && !reader->has_filter()) {
     return Status::InvalidArgument(
-        fname, "has no filter that the database's filter policy (" +
+        fname, "has no filter that the database reads (its policies: " +
                    std::string(policy->Name()) +
-                   ") reads: write it with the database's Options");
+                   " and the built-in ones): write it with the database's "
+                   "Options");
   }
 
   SegmentReadOptions sro;
@@ -226,7 +228,7 @@ Status DBImpl::IngestSegments(const std::vector<std::string>& files,
   for (const std::string& fname : files) {
     IngestFile f;
     f.source = fname;
-    Status s = ValidateSource(env_, options_.filter_policy, &f);
+    Status s = ValidateSource(env_, ReaderFilterPolicy(options_), &f);
     if (!s.ok()) {
       Log(info_log_, "Ingest refused: %s", s.ToString().c_str());
       return s;

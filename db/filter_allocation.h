@@ -1,18 +1,41 @@
-// Filter allocation: how many bits per key each new segment's filter gets.
+// Filter allocation: which filter, of which kind and how many bits per key,
+// each new segment gets.
 //
-// A lookup of an absent key probes the filter of every sorted run whose key
-// range covers the key: each level-0 segment, and one segment per deeper
-// level. Its expected number of wasted block reads is the sum of those
-// filters' false-positive rates. With equal bits per key everywhere, every
-// run contributes the same rate, although the small runs (level 0, level 1)
-// hold a tiny share of the keys and so of the filter memory. Spending the
-// same total memory so that the sum of the rates is smallest (Dayan,
-// Athanassoulis, Idreos: "Monkey", SIGMOD 2017) gives each run a rate
-// proportional to its number of entries: with fp(b) ~ exp(-b ln^2 2), run r
-// gets
-//     b_r = b_avg + (mean over keys of ln n  -  ln n_r) / ln^2 2
-// bits per key, so each level 10x smaller than the next gets about 4.8 more
-// bits per key, and the deepest level a little fewer than the average.
+// The configured filter of a level (ConfiguredFilterPolicy) is
+// Options::filter_policy for level 0 and the levels above
+// Options::deep_filter_level, and Options::deep_filter_policy, when set, for
+// the others. Under FilterAllocation::kUniform a new segment gets exactly
+// that.
+//
+// Under kMinimizeFalsePositives the memory is planned across the runs a
+// lookup probes. A lookup of an absent key probes the filter of every sorted
+// run whose key range covers the key: each level-0 segment, and one segment
+// per deeper level. Its expected number of wasted block reads is the sum of
+// those filters' false-positive rates. With each run's configured filter as
+// it is, every run of one kind contributes the same rate, although the small
+// runs (level 0, level 1) hold a tiny share of the keys and so of the filter
+// memory. Spending the same total memory so that the sum of the rates is
+// smallest (Dayan, Athanassoulis, Idreos: "Monkey", SIGMOD 2017) gives the
+// small runs lower rates. PlanFilters solves that with each kind's real size
+// and rate (util/filter_cost.h) and a menu of choices per run:
+//   * a resizable policy (the bloom filter): any bits per key in
+//     [kMinFilterBitsPerKey, kMaxFilterBitsPerKey], in steps of
+//     kFilterBitsStep;
+//   * a built-in binary fuse policy: 8- or 16-bit fingerprints, and the
+//     write path's policy resized, if that can be (a bloom filter of fewer
+//     bits, for a budget too tight for 8-bit fingerprints);
+//   * any other policy, or none: as configured.
+// The discrete widths are what one price of a bit would get wrong (a large
+// level's step from 8 to 16 bits is worth taking or not as a whole), so
+// every assignment of the fuse runs to 8 bits, 16 bits or the fallback curve
+// is tried (at most 3^6: one fuse run per level); for each, the curve runs
+// share what is left by minimising sum_r fp_r + lambda * sum_r n_r * bits_r
+// run by run over each curve's lower convex hull (a Lagrangian relaxation;
+// the bloom filter's rate is nearly convex in bits per key), with the least
+// lambda whose plan fits found by bisection. What the steps leave unspent is
+// then given, one move at a time, to the run whose false-positive rate it
+// lowers most. A plan that does not beat the configured filters is not
+// taken: the result is never worse than kUniform, by the model.
 //
 // Thread-safety: pure functions.
 #ifndef BLOOMKV_DB_FILTER_ALLOCATION_H_
@@ -23,23 +46,65 @@
 #include <vector>
 
 #include "bloomkv/options.h"
+#include "bloomkv/status.h"
 #include "db/compaction.h"
 #include "db/version_set.h"
 
 namespace bloomkv {
 
-// Bits per key never go below or above these, whatever the run sizes: a
-// filter below one bit per key saves almost nothing, and one past 40 bits
-// per key wastes memory on a rate no lookup mix can tell from zero.
+// Bits per key of a resized filter never go below or above these, whatever
+// the run sizes: a filter below one bit per key saves almost nothing, and
+// one past 40 bits per key wastes memory on a rate no lookup mix can tell
+// from zero. Plans choose them in steps of kFilterBitsStep.
 constexpr double kMinFilterBitsPerKey = 1.0;
 constexpr double kMaxFilterBitsPerKey = 40.0;
+constexpr double kFilterBitsStep = 1.0 / 16;
 
-// The bits per key for each run (entries per run in run_entries) that
-// minimise the sum of the runs' false-positive rates while the filters
-// together use avg_bits_per_key bits per entry (before clamping to the range
-// above). Runs with no entries get avg_bits_per_key.
-std::vector<double> AllocateFilterBits(const std::vector<uint64_t>& run_entries,
-                                       double avg_bits_per_key);
+// InvalidArgument unless deep_filter_level is in [1, kNumLevels - 1], and
+// unless filter_policy and deep_filter_policy are readable side by side:
+// at most one of them may be of a name that is not built in (the reader
+// interprets built-in names without being configured with them, see
+// ReaderFilterPolicy).
+Status ValidateFilterOptions(const Options& options);
+
+// The policy configured for segments written to `level` (see above); may
+// be null (no filter).
+std::shared_ptr<const FilterPolicy> ConfiguredFilterPolicy(
+    const Options& options, int level);
+
+// The policy the database's segment readers are configured with
+// (SegmentReaderOptions::filter_policy): the one of filter_policy and
+// deep_filter_policy whose name is not built in, else filter_policy, else
+// deep_filter_policy. Every built-in name is read with or without it.
+// REQUIRES: ValidateFilterOptions(options) is OK.
+std::shared_ptr<const FilterPolicy> ReaderFilterPolicy(const Options& options);
+
+// A sorted run as the plan sees it.
+struct FilterRun {
+  uint64_t entries = 0;  // keys in the run
+  // Keys in one of its segments (a fuse filter's size per key depends on
+  // it); 0 counts as entries.
+  uint64_t segment_entries = 0;
+  // What kUniform gives it; null: no filter.
+  std::shared_ptr<const FilterPolicy> policy;
+};
+
+// One run's filter in a plan.
+struct FilterChoice {
+  std::shared_ptr<const FilterPolicy> policy;  // null: no filter
+  double bits_per_key = 0;                     // expected
+  double fp_rate = 1.0;                        // expected
+};
+
+// The filters for `runs` that make the sum of their false-positive rates
+// smallest while they take at most the memory their configured policies
+// take (sum of entries * bits per key). write_policy: the write path's
+// policy (Options::filter_policy), offered resized to runs configured with a
+// binary fuse policy if it can be resized; may be null. Runs with no
+// entries get their configured policy.
+std::vector<FilterChoice> PlanFilters(
+    const std::vector<FilterRun>& runs,
+    const std::shared_ptr<const FilterPolicy>& write_policy);
 
 // The filter policy for the segments a flush (c == nullptr, writing
 // new_entries entries to level 0) or a compaction c writes. The runs are
@@ -47,10 +112,11 @@ std::vector<double> AllocateFilterBits(const std::vector<uint64_t>& run_entries,
 // its output level holds the inputs' entries. A level above the deepest
 // one counts with at least its target size in v (LevelTargets; converted to
 // entries at the version's bytes per entry), the size it has once it is
-// full: a level's segments are rewritten rarely, so their bits should suit
-// the tree that will be, not the young one. Levels with no target (above
-// the base level, kept empty) count with what they hold. Under FilterAllocation::kUniform, or for
-// a policy that cannot be resized, this is options.filter_policy itself.
+// full: a level's segments are rewritten rarely, so their filters should
+// suit the tree that will be, not the young one. Levels with no target
+// (above the base level, kept empty) count with what they hold. Under
+// FilterAllocation::kUniform this is ConfiguredFilterPolicy of the output
+// level.
 std::shared_ptr<const FilterPolicy> FilterPolicyForOutput(
     const Options& options, const Version& v, const Compaction* c,
     uint64_t new_entries);

@@ -85,7 +85,8 @@ void LogOpening(Logger* log, const std::string& dbname, const Options& options,
   Log(log,
       "Options: create_if_missing=%d error_if_exists=%d paranoid_checks=%d "
       "write_buffer_size=%zu block_size=%zu compression=%s "
-      "compression_per_level=%s filter_policy=%s "
+      "compression_per_level=%s filter_policy=%s deep_filter_policy=%s "
+      "deep_filter_level=%d filter_allocation=%s "
       "block_cache_capacity=%zu level0_compaction_trigger=%d "
       "level0_slowdown_writes_trigger=%d level0_stop_writes_trigger=%d "
       "max_bytes_for_level_base=%" PRIu64
@@ -96,6 +97,12 @@ void LogOpening(Logger* log, const std::string& dbname, const Options& options,
       options.paranoid_checks, options.write_buffer_size, options.block_size,
       compression_name(options.compression), per_level.c_str(),
       options.filter_policy != nullptr ? options.filter_policy->Name() : "none",
+      options.deep_filter_policy != nullptr ? options.deep_filter_policy->Name()
+                                            : "none",
+      options.deep_filter_level,
+      options.filter_allocation == FilterAllocation::kMinimizeFalsePositives
+          ? "minimize-false-positives"
+          : "uniform",
       options.block_cache_capacity, options.level0_compaction_trigger,
       options.level0_slowdown_writes_trigger,
       options.level0_stop_writes_trigger, options.max_bytes_for_level_base,

@@ -36,6 +36,7 @@
 #include "bloomkv/write_batch.h"
 #include "db/compaction.h"
 #include "db/filename.h"
+#include "db/filter_allocation.h"
 #include "db/log_reader.h"
 #include "db/memtable.h"
 #include "db/merging_iterator.h"
@@ -189,9 +190,9 @@ class Repairer {
   Status WriteSegment(Iterator* it) {
     RepairedSegment seg;
     // Repaired segments all sit in level 0 until compaction rewrites them:
-    // the configured policy as is, no per-level allocation.
+    // level 0's configured policy as is, no per-level allocation.
     SegmentOutput out(options_, dbname_, next_file_number_++,
-                      options_.filter_policy,
+                      ConfiguredFilterPolicy(options_, 0),
                       CompressionForLevel(options_, 0));
     Status s = out.Open();
     std::string last;
@@ -287,7 +288,7 @@ class Repairer {
     Status s = OpenSegmentFile(number, &file, &size);
     if (!s.ok()) return s;
     SegmentReaderOptions ro;
-    ro.filter_policy = options_.filter_policy;
+    ro.filter_policy = ReaderFilterPolicy(options_);
     return SegmentReader::Open(ro, fname, std::move(file), size, reader);
   }
 

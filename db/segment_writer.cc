@@ -10,6 +10,7 @@
 #include "bloomkv/db.h"
 #include "bloomkv/env.h"
 #include "db/compaction.h"
+#include "db/filter_allocation.h"
 #include "table/internal_key.h"
 #include "table/segment_builder.h"
 
@@ -41,7 +42,7 @@ class SegmentWriterImpl final : public SegmentWriter {
     bo.block_size = options.block_size;
     // Where IngestSegments puts the segment: the last level.
     bo.compression = CompressionForLevel(options, kNumLevels - 1);
-    bo.filter_policy = options.filter_policy;
+    bo.filter_policy = ConfiguredFilterPolicy(options, kNumLevels - 1);
     builder_ = std::make_unique<SegmentBuilder>(bo, file_.get());
     return Status::OK();
   }
@@ -148,6 +149,8 @@ Status SegmentWriter::Open(const Options& options, const std::string& path,
   if (options.block_size < 1024 || options.block_size > (4u << 20)) {
     return Status::InvalidArgument("block_size must be in [1 KiB, 4 MiB]");
   }
+  Status valid = ValidateFilterOptions(options);
+  if (!valid.ok()) return valid;
   Env* env = options.env != nullptr ? options.env : Env::Default();
   auto impl = std::make_unique<SegmentWriterImpl>(env, path);
   Status s = impl->Start(options);

@@ -52,8 +52,10 @@ class FilterPolicy {
 
   // The same encoding (same Name(), readable by this policy) sized for
   // bits_per_key instead, or nullptr if the policy has no such knob. Used
-  // when Options::filter_allocation gives each level its own bits per key.
-  // Default: nullptr.
+  // when Options::filter_allocation gives each level its own bits per key;
+  // a policy without the knob keeps its size there (the built-in binary
+  // fuse policies are given the other fingerprint width instead, when that
+  // is better). Default: nullptr.
   virtual std::shared_ptr<const FilterPolicy> Resized(
       double bits_per_key) const;
 
@@ -87,9 +89,12 @@ std::shared_ptr<const FilterPolicy> NewBloomFilterPolicyForFpRate(
 // fewer than about 10^6 keys take more bits per key (about 10.2 at 10^4 keys
 // for 8 bits; docs/filters.md). Building costs more CPU and about 22 bytes of
 // temporary memory per key of the segment (150-250 ns per key), against
-// about 10 ns and one filter's size for the bloom filter. Resized() returns nullptr:
-// the size per key is fixed, so Options::filter_allocation acts as kUniform
-// with these policies.
+// about 10 ns and one filter's size for the bloom filter. Resized() returns
+// nullptr: the size per key is fixed for a width. Under
+// FilterAllocation::kMinimizeFalsePositives a level configured with either
+// gets 8 or 16 bits as the memory budget is best spent (or a bloom filter,
+// see Options::filter_allocation). Options::deep_filter_policy gives deep
+// levels these filters while flushes keep the bloom filter.
 std::shared_ptr<const FilterPolicy> NewBinaryFuseFilterPolicy(
     int fingerprint_bits);
 

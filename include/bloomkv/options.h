@@ -30,15 +30,19 @@ enum class CompressionType : uint8_t {
 // How filter memory is spread over the segments. Never change the values:
 // they may be stored in configuration files.
 enum class FilterAllocation : uint8_t {
-  // Every segment's filter gets filter_policy's bits per key.
+  // Every segment's filter is the configured policy's for its level
+  // (filter_policy, or deep_filter_policy at deep_filter_level and below)
+  // as it is.
   kUniform = 0,
-  // filter_policy's bits per key is the average over all segments (the same
-  // total filter memory as kUniform), redistributed so that the expected
-  // number of false positives per lookup of an absent key, summed over every
-  // segment the lookup probes, is smallest: level-0 segments and small
-  // levels, which every lookup probes but which hold few keys, get more bits
-  // per key; the deepest level, which holds most keys, slightly fewer (about
-  // 4.8 bits per key more for each level 10x smaller). See
+  // The filter memory kUniform would spend on the segments of the tree
+  // (their configured policies' real sizes) is kept, and redistributed over
+  // levels and filter kinds so that the expected number of false positives
+  // per lookup of an absent key, summed over every segment the lookup
+  // probes, is smallest (the Monkey result, with each kind's real size and
+  // rate): level-0 segments and small levels, which every lookup probes but
+  // which hold few keys, get more bits per key (about 5.5 more for each
+  // level 10x smaller, with the bloom filter) or 16-bit fuse fingerprints;
+  // the deepest level, which holds most keys, slightly fewer. See
   // docs/filters.md.
   kMinimizeFalsePositives = 1,
 };
@@ -85,18 +89,51 @@ struct Options {
   // setting. Default: {kNone}. At most 7 entries (one per level).
   std::vector<CompressionType> compression_per_level = {CompressionType::kNone};
 
-  // The filter built into every segment, consulted before any read of it.
-  // nullptr builds no filters, so every lookup reads from every segment whose
-  // key range covers the key. Default: bloom filter at 10 bits per key
-  // (about 1% false positives).
+  // The filter built into every segment (with deep_filter_policy set: into
+  // every segment written above deep_filter_level), consulted before any
+  // read of it. nullptr builds no filters there, so every lookup reads from
+  // every such segment whose key range covers the key. Default: bloom filter
+  // at 10 bits per key (about 1% false positives).
   std::shared_ptr<const FilterPolicy> filter_policy =
       NewBloomFilterPolicy(10.0);
 
+  // The filter of the segments written at deep_filter_level and below:
+  // compaction output there, and the segments of SegmentWriter, which
+  // IngestSegments adds to the last level. filter_policy keeps level 0
+  // (every flush) and the levels above. Meant for a static filter that is
+  // dearer to build but smaller for its rate, where segments hold most
+  // keys and live longest, e.g. NewBinaryFuseFilterPolicy(8): 0.39% false
+  // positives at about 9-10 bits per key, where the bloom filter gives
+  // about 1% at 10; its build costs more CPU (150-250 ns per key against
+  // about 10) and about 22 bytes of temporary memory per key of the
+  // segment, in compactions only, so flushes (the write path) are as fast
+  // as before. Segments already written keep their filters, and a segment
+  // moved down a level without being rewritten is rewritten instead when it
+  // crosses deep_filter_level. Every built-in kind is read whatever is
+  // configured (filter_policy.h); an application's own policy can be
+  // filter_policy or deep_filter_policy, not both with different names.
+  // nullptr uses filter_policy everywhere. Default: nullptr.
+  std::shared_ptr<const FilterPolicy> deep_filter_policy;
+
+  // The first level whose segments get deep_filter_policy. Level numbers,
+  // not depths: the default 1 gives every compaction output the deep
+  // filter and every flush filter_policy. With
+  // level_compaction_dynamic_level_bytes the levels above the base level
+  // are kept empty, so any value up to the base level means the same; a
+  // larger one keeps filter_policy in the smaller levels just below level 0
+  // as well, which are rewritten more often. Unused without
+  // deep_filter_policy. Default: 1. Range: [1, 6].
+  int deep_filter_level = 1;
+
   // How the filter memory is spread over levels. kMinimizeFalsePositives
-  // needs a policy that can be resized (FilterPolicy::Resized; the built-in
-  // bloom filter can); for any other policy it acts as kUniform. Existing
-  // segments keep their filters; new ones follow the setting.
-  // Default: kUniform.
+  // spends the memory kUniform would, redistributed across levels and
+  // filter kinds so that a lookup of an absent key meets the fewest false
+  // positives: a policy that can be resized (FilterPolicy::Resized; the
+  // built-in bloom filter can) gets any bits per key in [1, 40]; a built-in
+  // binary fuse policy 8- or 16-bit fingerprints, or filter_policy resized
+  // where even 8 bits cost more than they save (if filter_policy can be
+  // resized); any other policy keeps its size. Existing segments keep their
+  // filters; new ones follow the setting. Default: kUniform.
   FilterAllocation filter_allocation = FilterAllocation::kUniform;
 
   // Bytes of uncompressed data blocks kept in the sharded block cache (CLOCK

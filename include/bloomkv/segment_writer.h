@@ -16,17 +16,19 @@
 //     compression_per_level[6] if given, else Options::compression, LZ4 by
 //     default), because that is where IngestSegments puts every segment it
 //     accepts (see db.h);
-//   * a filter built by Options::filter_policy, over every key, exactly as
-//     for any segment (under FilterAllocation::kMinimizeFalsePositives the
-//     database would give a last-level segment slightly fewer bits than
-//     the policy's average: the writer uses the average);
+//   * a filter built, over every key, by the policy the database
+//     configures for the last level: Options::deep_filter_policy when set
+//     (deep_filter_level is at most the last level), else
+//     Options::filter_policy (under FilterAllocation::kMinimizeFalsePositives
+//     the database would plan a last-level segment's filter with the rest
+//     of the tree: the writer uses the configured policy as it is);
 //   * every entry stored with sequence number 0 and type "value", the
 //     oldest possible version of a key. That is what lets an ingest add
 //     the file unchanged, and why IngestSegments accepts it only where the
 //     database holds no other version of its keys (db.h).
-// Use the same Options (block_size, compression, filter_policy) as the
-// database the file is meant for; IngestSegments refuses a file whose
-// filter the database's policy cannot read.
+// Use the same Options (block_size, compression, filter_policy,
+// deep_filter_policy) as the database the file is meant for;
+// IngestSegments refuses a file whose filter the database cannot read.
 //
 // Call pattern: Open (Put)* (Finish | Abandon). Open creates
 // "<path>.tmp"; Finish writes the metadata blocks, fsyncs the file, renames
@@ -65,7 +67,8 @@ class SegmentWriter {
   // Starts writing a segment that Finish will leave at `path`, with the
   // block size, compression and filter policy of `options` (see above) and
   // its Env (Env::Default() when null). An existing file at `path` is
-  // replaced only by Finish.
+  // replaced only by Finish. InvalidArgument for a block size or filter
+  // options DB::Open would refuse.
   static Status Open(const Options& options, const std::string& path,
                      std::unique_ptr<SegmentWriter>* writer);
 

@@ -1,5 +1,7 @@
-// Filter allocation across levels: the arithmetic of AllocateFilterBits, and
-// a database whose filters follow FilterAllocation::kMinimizeFalsePositives.
+// Filter allocation across levels and kinds: the plans of PlanFilters for
+// bloom-only, mixed (bloom above, binary fuse below) and fuse-only trees, the
+// options that choose a level's policy, and a database whose filters follow
+// FilterAllocation::kMinimizeFalsePositives.
 #include "db/filter_allocation.h"
 
 #include <gtest/gtest.h>
@@ -14,86 +16,318 @@
 #include "bloomkv/db.h"
 #include "tests/testutil/test_util.h"
 #include "util/blocked_bloom.h"
+#include "util/filter_cost.h"
 #include "util/random.h"
 
 namespace bloomkv {
 namespace {
 
-const double kLn2Squared = std::log(2.0) * std::log(2.0);
+constexpr char kBloomName[] = "bloomkv.BlockedBloom.v1";
+constexpr char kFuse8Name[] = "bloomkv.BinaryFuse8";
+constexpr char kFuse16Name[] = "bloomkv.BinaryFuse16";
 
-// The classic bloom filter's rate at b bits per key, the model the
-// allocation optimises.
-double ModelFpRate(double bits_per_key) {
-  return std::exp(-bits_per_key * kLn2Squared);
+FilterRun MakeRun(uint64_t entries, std::shared_ptr<const FilterPolicy> policy,
+              uint64_t segment_entries = 0) {
+  return FilterRun{entries, segment_entries, std::move(policy)};
 }
 
-double Budget(const std::vector<uint64_t>& runs,
-              const std::vector<double>& bits) {
-  double total = 0;
-  for (size_t r = 0; r < runs.size(); r++) total += runs[r] * bits[r];
-  return total;
+double Memory(const std::vector<FilterRun>& runs,
+              const std::vector<FilterChoice>& plan) {
+  double bits = 0;
+  for (size_t r = 0; r < runs.size(); r++) {
+    bits += static_cast<double>(runs[r].entries) * plan[r].bits_per_key;
+  }
+  return bits;
 }
 
-TEST(AllocateFilterBitsTest, EqualRunsGetTheAverage) {
-  const auto bits = AllocateFilterBits({1000, 1000, 1000}, 10.0);
-  for (double b : bits) EXPECT_DOUBLE_EQ(10.0, b);
+// A plan may exceed the configured memory by rounding only (PlanFilters
+// allows one part in 10^9, so that the configured plan always fits).
+constexpr double kRounding = 1.0 + 1e-9;
+
+// What the configured policies take and give, as the plan counts them.
+double ConfiguredMemory(const std::vector<FilterRun>& runs) {
+  double bits = 0;
+  for (const FilterRun& r : runs) {
+    const uint64_t seg = r.segment_entries ? r.segment_entries : r.entries;
+    bits += static_cast<double>(r.entries) *
+            ExpectedFilterCost(*r.policy, seg).bits_per_key;
+  }
+  return bits;
+}
+double ConfiguredFpSum(const std::vector<FilterRun>& runs) {
+  double sum = 0;
+  for (const FilterRun& r : runs) {
+    const uint64_t seg = r.segment_entries ? r.segment_entries : r.entries;
+    sum += ExpectedFilterCost(*r.policy, seg).fp_rate;
+  }
+  return sum;
+}
+double FpSum(const std::vector<FilterChoice>& plan) {
+  double sum = 0;
+  for (const FilterChoice& c : plan) sum += c.fp_rate;
+  return sum;
 }
 
-TEST(AllocateFilterBitsTest, KeepsTheMemoryBudgetAndLowersTheFpSum) {
-  // Four level-0 segments and three levels, each ten times the previous.
-  const std::vector<uint64_t> runs{50'000,  50'000,    50'000,    50'000,
-                                   200'000, 2'000'000, 20'000'000};
-  const double avg = 10.0;
-  const auto bits = AllocateFilterBits(runs, avg);
-  const double entries = std::accumulate(runs.begin(), runs.end(), 0.0);
-  EXPECT_NEAR(avg * entries, Budget(runs, bits), 1e-6 * avg * entries);
-
-  double fp_sum = 0;
-  for (double b : bits) fp_sum += ModelFpRate(b);
-  const double uniform_sum = runs.size() * ModelFpRate(avg);
-  EXPECT_LT(fp_sum, uniform_sum / 2) << "allocation saves little";
-
-  // A level ten times larger than the one above gets ln 10 / ln^2 2 fewer
-  // bits per key; equal runs get equal bits.
-  EXPECT_NEAR(std::log(10.0) / kLn2Squared, bits[5] - bits[6], 1e-9);
-  EXPECT_NEAR(std::log(10.0) / kLn2Squared, bits[4] - bits[5], 1e-9);
-  EXPECT_DOUBLE_EQ(bits[0], bits[3]);
-  // The deepest level, holding most keys, pays for the others.
-  EXPECT_LT(bits[6], avg);
-  EXPECT_GT(bits[0], avg);
-}
-
-TEST(AllocateFilterBitsTest, OptimumIsStationary) {
-  // Moving a little memory between any two runs must not lower the sum of
-  // rates: the allocation is a minimum under the budget.
-  const std::vector<uint64_t> runs{3'000, 70'000, 900'000, 5'000'000};
-  const auto bits = AllocateFilterBits(runs, 8.0);
-  auto fp_sum = [&](const std::vector<double>& b) {
-    double sum = 0;
-    for (double x : b) sum += ModelFpRate(x);
-    return sum;
-  };
-  const double best = fp_sum(bits);
-  const double delta_bits = 1000.0;  // total bits moved
-  for (size_t from = 0; from < runs.size(); from++) {
-    for (size_t to = 0; to < runs.size(); to++) {
-      if (from == to) continue;
-      auto moved = bits;
-      moved[from] -= delta_bits / runs[from];
-      moved[to] += delta_bits / runs[to];
-      EXPECT_GE(fp_sum(moved), best) << from << " -> " << to;
-    }
+// Every choice is what its policy really builds and gives.
+void ExpectChoicesAreTheirPolicies(const std::vector<FilterRun>& runs,
+                                   const std::vector<FilterChoice>& plan) {
+  ASSERT_EQ(runs.size(), plan.size());
+  for (size_t r = 0; r < runs.size(); r++) {
+    ASSERT_NE(nullptr, plan[r].policy) << r;
+    const uint64_t seg =
+        runs[r].segment_entries ? runs[r].segment_entries : runs[r].entries;
+    const FilterCost cost = ExpectedFilterCost(*plan[r].policy, seg);
+    EXPECT_DOUBLE_EQ(cost.bits_per_key, plan[r].bits_per_key) << r;
+    EXPECT_DOUBLE_EQ(cost.fp_rate, plan[r].fp_rate) << r;
   }
 }
 
-TEST(AllocateFilterBitsTest, EmptyRunsAndExtremesAreSafe) {
-  EXPECT_EQ((std::vector<double>{10.0, 10.0}),
-            AllocateFilterBits({0, 0}, 10.0));
-  EXPECT_TRUE(AllocateFilterBits({}, 10.0).empty());
-  const auto bits = AllocateFilterBits({1, 0, uint64_t{1} << 40}, 10.0);
-  EXPECT_EQ(kMaxFilterBitsPerKey, bits[0]);
-  EXPECT_EQ(10.0, bits[1]);
-  EXPECT_GE(bits[2], kMinFilterBitsPerKey);
+TEST(PlanFiltersTest, EqualBloomRunsKeepTheirBits) {
+  const auto bloom = NewBloomFilterPolicy(10.0);
+  const std::vector<FilterRun> runs{MakeRun(100000, bloom), MakeRun(100000, bloom),
+                                    MakeRun(100000, bloom)};
+  const auto plan = PlanFilters(runs, bloom);
+  ExpectChoicesAreTheirPolicies(runs, plan);
+  for (const FilterChoice& c : plan) {
+    EXPECT_STREQ(kBloomName, c.policy->Name());
+    EXPECT_DOUBLE_EQ(10.0, c.policy->BitsPerKey());
+  }
+}
+
+TEST(PlanFiltersTest, BloomPlanKeepsTheBudgetAndLowersTheFpSum) {
+  // Four level-0 segments and three levels, each ten times the previous.
+  const auto bloom = NewBloomFilterPolicy(10.0);
+  const std::vector<FilterRun> runs{
+      MakeRun(50'000, bloom),  MakeRun(50'000, bloom),    MakeRun(50'000, bloom),
+      MakeRun(50'000, bloom),  MakeRun(200'000, bloom),   MakeRun(2'000'000, bloom),
+      MakeRun(20'000'000, bloom)};
+  const auto plan = PlanFilters(runs, bloom);
+  ExpectChoicesAreTheirPolicies(runs, plan);
+  const double budget = ConfiguredMemory(runs);
+  EXPECT_LE(Memory(runs, plan), budget * kRounding);
+  // Steps of a sixteenth of a bit per key leave little unspent.
+  EXPECT_GT(Memory(runs, plan), 0.999 * budget);
+  EXPECT_LT(FpSum(plan), ConfiguredFpSum(runs) / 2) << "allocation saves little";
+
+  std::vector<double> bits;
+  for (const FilterChoice& c : plan) bits.push_back(c.policy->BitsPerKey());
+  // Equal runs get equal bits; the deepest level, holding most keys, pays
+  // for the others.
+  EXPECT_DOUBLE_EQ(bits[0], bits[3]);
+  EXPECT_LT(bits[6], 10.0);
+  EXPECT_GT(bits[0], 10.0);
+  // A level ten times larger than the one above gets fewer bits per key:
+  // ln 10 over the slope of ln(fp) in bits per key, which for the blocked
+  // layout (0.35-0.45 from 9 to 21 bits per key) is flatter than the
+  // classic ln^2 2 = 0.48, so the step is larger than the classic 4.8.
+  for (int r : {4, 5}) {
+    EXPECT_GE(bits[r] - bits[r + 1], 4.8) << r;
+    EXPECT_LE(bits[r] - bits[r + 1], 7.0) << r;
+  }
+}
+
+TEST(PlanFiltersTest, RealRatesBeatTheClassicModelsPlan) {
+  // Monkey's closed form under fp = exp(-b ln^2 2), evaluated with the
+  // blocked layout's real rates, at no less memory: the plan made with the
+  // real rates is at least as good.
+  const auto bloom = NewBloomFilterPolicy(8.0);
+  const std::vector<uint64_t> entries{3'000, 70'000, 900'000, 5'000'000};
+  std::vector<FilterRun> runs;
+  for (uint64_t n : entries) runs.push_back(MakeRun(n, bloom));
+  const auto plan = PlanFilters(runs, bloom);
+  const double ln2_squared = std::log(2.0) * std::log(2.0);
+  double total = 0, weighted_log = 0;
+  for (uint64_t n : entries) {
+    total += static_cast<double>(n);
+    weighted_log += static_cast<double>(n) * std::log(static_cast<double>(n));
+  }
+  double classic_fp = 0, classic_memory = 0;
+  for (uint64_t n : entries) {
+    const double b = std::clamp(
+        8.0 + (weighted_log / total - std::log(static_cast<double>(n))) /
+                  ln2_squared,
+        kMinFilterBitsPerKey, kMaxFilterBitsPerKey);
+    classic_fp += BloomFpRate(b);
+    classic_memory += static_cast<double>(n) * b;
+  }
+  EXPECT_LE(Memory(runs, plan), classic_memory * 1.001);
+  EXPECT_LT(FpSum(plan), classic_fp);
+}
+
+TEST(PlanFiltersTest, MixedTreeKeepsFuseBelowWhenNothingPaysMore) {
+  // Bloom at 14 bits per key on the write path (two level-0 segments,
+  // 0.18% each), 8-bit fuse filters in two deeper levels of segments of
+  // 100,000 keys. 16-bit fingerprints for the smaller deep level would cost
+  // about 0.9 bits per key of the larger one (a bloom filter there: +1%),
+  // and level 0 has less than 0.4% to gain: the plan is the configured one.
+  const auto bloom = NewBloomFilterPolicy(14.0);
+  const auto fuse8 = NewBinaryFuseFilterPolicy(8);
+  const std::vector<FilterRun> runs{
+      MakeRun(60'000, bloom), MakeRun(60'000, bloom),
+      MakeRun(2'000'000, fuse8, 100'000), MakeRun(20'000'000, fuse8, 100'000)};
+  const auto plan = PlanFilters(runs, bloom);
+  ExpectChoicesAreTheirPolicies(runs, plan);
+  EXPECT_LE(Memory(runs, plan), ConfiguredMemory(runs) * kRounding);
+  EXPECT_LE(FpSum(plan), ConfiguredFpSum(runs));
+  EXPECT_STREQ(kFuse8Name, plan[2].policy->Name());
+  EXPECT_STREQ(kFuse8Name, plan[3].policy->Name());
+  EXPECT_STREQ(kBloomName, plan[0].policy->Name());
+  EXPECT_NEAR(14.0, plan[0].policy->BitsPerKey(), 0.5);
+  EXPECT_DOUBLE_EQ(plan[0].policy->BitsPerKey(), plan[1].policy->BitsPerKey());
+}
+
+TEST(PlanFiltersTest, CostlyLevelZeroTakesBitsFromTheDeepestLevel) {
+  // The same tree with 10 bits per key of bloom filter at level 0: its two
+  // segments give 1.9% per lookup. A bloom filter of a little fewer bits
+  // than fuse8 takes in the deepest level (about 0.9% more false positives
+  // there) pays for 40 bits per key at level 0 (almost 1.9% fewer).
+  const auto bloom = NewBloomFilterPolicy(10.0);
+  const auto fuse8 = NewBinaryFuseFilterPolicy(8);
+  const std::vector<FilterRun> runs{
+      MakeRun(60'000, bloom), MakeRun(60'000, bloom),
+      MakeRun(2'000'000, fuse8, 100'000), MakeRun(20'000'000, fuse8, 100'000)};
+  const auto plan = PlanFilters(runs, bloom);
+  ExpectChoicesAreTheirPolicies(runs, plan);
+  EXPECT_LE(Memory(runs, plan), ConfiguredMemory(runs) * kRounding);
+  EXPECT_LT(FpSum(plan), 0.8 * ConfiguredFpSum(runs));
+  EXPECT_GT(plan[0].policy->BitsPerKey(), 30.0);
+  EXPECT_STREQ(kFuse8Name, plan[2].policy->Name());
+  EXPECT_STREQ(kBloomName, plan[3].policy->Name());
+  EXPECT_LT(plan[3].bits_per_key, ExpectedFilterCost(*fuse8, 100'000).bits_per_key);
+}
+
+TEST(PlanFiltersTest, SmallDeepLevelGets16BitFingerprintsPaidByLevelZero) {
+  // Level 0 spends 30 bits per key of bloom filter: dropping that to about
+  // 24 pays for 16-bit fingerprints in the small level below it, which
+  // lowers its rate from 0.39% to 0.0015%, far more than level 0 loses.
+  const auto bloom = NewBloomFilterPolicy(30.0);
+  const auto fuse8 = NewBinaryFuseFilterPolicy(8);
+  const std::vector<FilterRun> runs{MakeRun(100'000, bloom), MakeRun(100'000, bloom),
+                                    MakeRun(100'000, fuse8),
+                                    MakeRun(10'000'000, fuse8, 200'000)};
+  const auto plan = PlanFilters(runs, bloom);
+  ExpectChoicesAreTheirPolicies(runs, plan);
+  EXPECT_LE(Memory(runs, plan), ConfiguredMemory(runs) * kRounding);
+  EXPECT_STREQ(kFuse16Name, plan[2].policy->Name());
+  EXPECT_STREQ(kFuse8Name, plan[3].policy->Name());
+  EXPECT_LT(plan[0].policy->BitsPerKey(), 30.0);
+  // The large level's 0.39% remains; the small one's is gone.
+  EXPECT_LT(FpSum(plan), 0.55 * ConfiguredFpSum(runs));
+}
+
+TEST(PlanFiltersTest, DeepLevelFallsBackToBloomWhenItsBitsAreWorthMoreAbove) {
+  // One bit per key of bloom filter at level 0 (63% false positives) next
+  // to an 8-bit fuse level of the same size: three bits per key moved from
+  // the fuse level (down to a bloom filter) to level 0 lower the sum.
+  const auto bloom = NewBloomFilterPolicy(1.0);
+  const auto fuse8 = NewBinaryFuseFilterPolicy(8);
+  const std::vector<FilterRun> runs{MakeRun(1'000'000, bloom),
+                                    MakeRun(1'000'000, fuse8)};
+  const auto plan = PlanFilters(runs, bloom);
+  ExpectChoicesAreTheirPolicies(runs, plan);
+  EXPECT_LE(Memory(runs, plan), ConfiguredMemory(runs) * kRounding);
+  EXPECT_STREQ(kBloomName, plan[1].policy->Name());
+  EXPECT_GT(plan[0].policy->BitsPerKey(), 3.0);
+  EXPECT_LT(FpSum(plan), ConfiguredFpSum(runs) / 2);
+
+  // Without a resizable write path there is nothing to fall back to, nor
+  // anything to pay 16-bit fingerprints with: every run keeps 8 bits.
+  const std::vector<FilterRun> fuse_only{
+      MakeRun(10'000, fuse8), MakeRun(1'000'000, fuse8), MakeRun(10'000'000, fuse8)};
+  const auto plan2 = PlanFilters(fuse_only, fuse8);
+  ExpectChoicesAreTheirPolicies(fuse_only, plan2);
+  for (const FilterChoice& c : plan2) EXPECT_STREQ(kFuse8Name, c.policy->Name());
+}
+
+TEST(PlanFiltersTest, RunsWithoutFilterOrEntriesKeepTheirPolicy) {
+  const auto bloom = NewBloomFilterPolicy(10.0);
+  const auto fuse16 = NewBinaryFuseFilterPolicy(16);
+  const std::vector<FilterRun> runs{MakeRun(1000, nullptr), MakeRun(0, bloom),
+                                    MakeRun(0, fuse16), MakeRun(5000, bloom)};
+  const auto plan = PlanFilters(runs, bloom);
+  EXPECT_EQ(nullptr, plan[0].policy);
+  EXPECT_EQ(1.0, plan[0].fp_rate);
+  EXPECT_EQ(bloom, plan[1].policy);
+  EXPECT_EQ(fuse16, plan[2].policy);
+  // The only run with a filter has the whole budget: its own bits.
+  EXPECT_DOUBLE_EQ(10.0, plan[3].policy->BitsPerKey());
+  EXPECT_TRUE(PlanFilters({}, bloom).empty());
+}
+
+TEST(PlanFiltersTest, ExtremeSizesStayInRange) {
+  const auto bloom = NewBloomFilterPolicy(10.0);
+  const std::vector<FilterRun> runs{MakeRun(1, bloom), MakeRun(uint64_t{1} << 40, bloom)};
+  const auto plan = PlanFilters(runs, bloom);
+  EXPECT_EQ(kMaxFilterBitsPerKey, plan[0].policy->BitsPerKey());
+  EXPECT_GE(plan[1].policy->BitsPerKey(), kMinFilterBitsPerKey);
+  EXPECT_LE(Memory(runs, plan), ConfiguredMemory(runs) * kRounding);
+}
+
+// ---------------------------------------------------------------------------
+// Which policy a level is configured with
+
+TEST(FilterOptionsTest, LevelsFromTheDeepLevelOnGetTheDeepPolicy) {
+  Options o;
+  const auto bloom = o.filter_policy;
+  for (int level = 0; level < kNumLevels; level++) {
+    EXPECT_EQ(bloom, ConfiguredFilterPolicy(o, level)) << "default, " << level;
+  }
+  EXPECT_EQ(bloom, ReaderFilterPolicy(o));
+  o.deep_filter_policy = NewBinaryFuseFilterPolicy(8);
+  EXPECT_EQ(bloom, ConfiguredFilterPolicy(o, 0));
+  for (int level = 1; level < kNumLevels; level++) {
+    EXPECT_EQ(o.deep_filter_policy, ConfiguredFilterPolicy(o, level)) << level;
+  }
+  o.deep_filter_level = 3;
+  EXPECT_EQ(bloom, ConfiguredFilterPolicy(o, 2));
+  EXPECT_EQ(o.deep_filter_policy, ConfiguredFilterPolicy(o, 3));
+  // Both built in: the readers keep filter_policy; without it, the deep one.
+  EXPECT_EQ(bloom, ReaderFilterPolicy(o));
+  o.filter_policy = nullptr;
+  EXPECT_EQ(nullptr, ConfiguredFilterPolicy(o, 0));
+  EXPECT_EQ(o.deep_filter_policy, ReaderFilterPolicy(o));
+  EXPECT_TRUE(ValidateFilterOptions(o).ok());
+}
+
+class NamedPolicy : public FilterPolicy {
+ public:
+  explicit NamedPolicy(const char* name) : name_(name) {}
+  const char* Name() const override { return name_; }
+  void CreateFilter(const uint64_t*, size_t, std::string*) const override {}
+  bool KeyMayMatch(uint64_t, const Slice&) const override { return true; }
+  double BitsPerKey() const override { return 8.0; }
+  double TheoreticalFpRate(const Slice&, uint64_t) const override {
+    return 1.0;
+  }
+
+ private:
+  const char* name_;
+};
+
+TEST(FilterOptionsTest, OneApplicationPolicyAtMostAndLevelInRange) {
+  Options o;
+  o.deep_filter_policy = NewBinaryFuseFilterPolicy(16);
+  for (int level : {-1, 0, 7, 100}) {
+    o.deep_filter_level = level;
+    const Status s = ValidateFilterOptions(o);
+    EXPECT_TRUE(s.IsInvalidArgument()) << level;
+    EXPECT_NE(std::string::npos, s.ToString().find("deep_filter_level"));
+  }
+  o.deep_filter_level = 6;
+  EXPECT_TRUE(ValidateFilterOptions(o).ok());
+
+  // An application's own policy is read by being the readers' policy.
+  const auto mine = std::make_shared<NamedPolicy>("app.Mine");
+  o.deep_filter_policy = mine;
+  EXPECT_TRUE(ValidateFilterOptions(o).ok());
+  EXPECT_EQ(mine, ReaderFilterPolicy(o));
+  o.filter_policy = std::make_shared<NamedPolicy>("app.Mine");
+  EXPECT_TRUE(ValidateFilterOptions(o).ok());
+  o.filter_policy = std::make_shared<NamedPolicy>("app.Other");
+  const Status s = ValidateFilterOptions(o);
+  EXPECT_TRUE(s.IsInvalidArgument());
+  EXPECT_NE(std::string::npos, s.ToString().find("app.Other"));
+  EXPECT_NE(std::string::npos, s.ToString().find("app.Mine"));
 }
 
 // ---------------------------------------------------------------------------

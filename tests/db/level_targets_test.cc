@@ -276,15 +276,32 @@ TEST(LevelTargetsTest, FilterAllocationCountsTheLevelsTheTargetsKeep) {
                                   static_cast<double>(52 * kMiB);
   const auto l5_target_entries =
       static_cast<uint64_t>(entries_per_byte * static_cast<double>(5 * kMiB));
-  auto expect_bits = [&](const std::vector<uint64_t>& runs, size_t run,
-                         const FilterPolicy& got) {
-    const double bits = AllocateFilterBits(runs, 10.0)[run];
-    EXPECT_DOUBLE_EQ(o.filter_policy->Resized(bits)->BitsPerKey(),
-                     got.BitsPerKey());
+  // The plan of these runs (level 0 first, then levels 1 up to the deepest;
+  // a level's segments hold an output file's worth of entries or fewer).
+  auto expect_bits = [&](const Version& version, int first_level,
+                         const std::vector<uint64_t>& runs, size_t run,
+                         double entries_per_byte, const FilterPolicy& got) {
+    const LevelTargets targets(o, version);
+    std::vector<FilterRun> plan_runs;
+    for (size_t r = 0; r < runs.size(); r++) {
+      const int level = first_level + static_cast<int>(r);
+      uint64_t segment = runs[r];
+      if (level > 0) {
+        segment = std::max<uint64_t>(
+            1, std::min(runs[r], static_cast<uint64_t>(
+                                     entries_per_byte *
+                                     static_cast<double>(
+                                         targets.OutputFileSize(level)))));
+      }
+      plan_runs.push_back(FilterRun{runs[r], segment, o.filter_policy});
+    }
+    const auto plan = PlanFilters(plan_runs, o.filter_policy);
+    EXPECT_DOUBLE_EQ(plan[run].policy->BitsPerKey(), got.BitsPerKey());
   };
   // A flush of 1000 entries to level 0.
   const auto flush = FilterPolicyForOutput(o, *v, nullptr, 1000);
-  expect_bits({1000, 0, 0, 0, 0, l5_target_entries, l6_entries}, 0, *flush);
+  expect_bits(*v, 0, {1000, 0, 0, 0, 0, l5_target_entries, l6_entries}, 0,
+              entries_per_byte, *flush);
 
   // A compaction from level 0 into the base level.
   const auto w =
@@ -301,7 +318,8 @@ TEST(LevelTargetsTest, FilterAllocationCountsTheLevelsTheTargetsKeep) {
   const auto w_l5_target = static_cast<uint64_t>(
       w_entries_per_byte * static_cast<double>(t.MaxBytes(5)));
   const auto compaction = FilterPolicyForOutput(o, *w, &c, 0);
-  expect_bits({0, 0, 0, 0, w_l5_target, l6_entries}, 4, *compaction);
+  expect_bits(*w, 1, {0, 0, 0, 0, w_l5_target, l6_entries}, 4,
+              w_entries_per_byte, *compaction);
   // The base level's filters get more bits per key than the last level's.
   EXPECT_GT(compaction->BitsPerKey(), 10.0);
 }

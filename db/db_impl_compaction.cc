@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include "bloomkv/compaction_filter.h"
 #include "db/db_impl.h"
@@ -360,21 +362,29 @@ std::string DBImpl::LevelsTable() {
     std::lock_guard<std::mutex> guard(mu_);
     v = versions_->current();
   }
-  // Filter columns: bits per key over the level's segments, and the
-  // theoretical false-positive rate a lookup of an absent key pays there:
-  // the sum over level 0's segments (each is probed), the entry-weighted
-  // mean over a deeper level's (one is probed).
+  // Filter columns: bits per key over the level's segments; the
+  // false-positive rate a lookup of an absent key pays there, in theory
+  // ("fp") and as measured since Open ("fp_meas", "-" before any such
+  // lookup): the sum over level 0's segments (each is probed), the mean
+  // over a deeper level's (one is probed; theory weighted by entries, the
+  // measurement by lookups); the lookups of absent keys the level's filters
+  // answered ("probes"); and the policies that wrote them ("filter", one
+  // name or several joined by '+', "-" for none), last so that the columns
+  // before it stay fixed.
   const LevelTargets targets(options_, *v);
   std::string r;
-  char line[200];
-  std::snprintf(line, sizeof(line), "%-5s %9s %12s %14s %14s %7s %8s %9s\n",
-                "level", "segments", "entries", "bytes", "target", "score",
-                "bits/key", "fp");
+  char line[512];
+  std::snprintf(line, sizeof(line),
+                "%-5s %9s %12s %14s %14s %7s %8s %9s %9s %10s %s\n", "level",
+                "segments", "entries", "bytes", "target", "score", "bits/key",
+                "fp", "fp_meas", "probes", "filter");
   r += line;
   for (int level = 0; level < kNumLevels; level++) {
     const uint64_t target = targets.MaxBytes(level);
     uint64_t entries = 0, filter_bytes = 0, filtered_entries = 0;
-    double fp = 0;
+    uint64_t probes = 0, false_positives = 0;
+    double fp = 0, fp_measured_sum = 0;
+    std::vector<std::string> kinds;
     for (const auto& f : v->files(level)) {
       entries += f->num_entries;
       if (f->filter == nullptr) continue;
@@ -382,6 +392,17 @@ std::string DBImpl::LevelsTable() {
       filtered_entries += f->num_entries;
       const double rate = f->filter->TheoreticalFpRate();
       fp += level == 0 ? rate : rate * static_cast<double>(f->num_entries);
+      const uint64_t fps = f->counters.Sum(kSegmentFalsePositives);
+      const uint64_t n = f->counters.Sum(kSegmentFilterNegatives) + fps;
+      probes += n;
+      false_positives += fps;
+      if (n > 0) {
+        fp_measured_sum += static_cast<double>(fps) / static_cast<double>(n);
+      }
+      const std::string kind = f->filter->policy().Name();
+      if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
+        kinds.push_back(kind);
+      }
     }
     if (level > 0 && filtered_entries > 0) {
       fp /= static_cast<double>(filtered_entries);
@@ -390,11 +411,25 @@ std::string DBImpl::LevelsTable() {
                                     ? 0.0
                                     : 8.0 * static_cast<double>(filter_bytes) /
                                           static_cast<double>(filtered_entries);
+    char measured[32] = "-";
+    if (probes > 0) {
+      std::snprintf(measured, sizeof(measured), "%.6f",
+                    level == 0 ? fp_measured_sum
+                               : static_cast<double>(false_positives) /
+                                     static_cast<double>(probes));
+    }
+    std::sort(kinds.begin(), kinds.end());
+    std::string kind_column;
+    for (const std::string& k : kinds) {
+      kind_column += (kind_column.empty() ? "" : "+") + k;
+    }
+    if (kind_column.empty()) kind_column = "-";
     std::snprintf(line, sizeof(line),
                   "L%-4d %9d %12" PRIu64 " %14" PRIu64 " %14" PRIu64
-                  " %7.2f %8.2f %9.6f\n",
+                  " %7.2f %8.2f %9.6f %9s %10" PRIu64 " %s\n",
                   level, v->NumFiles(level), entries, v->LevelBytes(level),
-                  target, targets.Score(*v, level), bits_per_key, fp);
+                  target, targets.Score(*v, level), bits_per_key, fp, measured,
+                  probes, kind_column.c_str());
     r += line;
   }
   return r;

@@ -57,6 +57,7 @@ std::vector<SegmentInfo> DBImpl::GetSegmentInfo() {
       if (!i.readable) i.error = f->open_status.ToString();
       if (f->filter != nullptr) {
         i.has_filter = true;
+        i.filter_policy = f->filter->policy().Name();
         i.bits_per_key = f->filter->bits_per_key();
         i.filter_bytes = f->filter->memory();
         i.theoretical_fp_rate = f->filter->TheoreticalFpRate();

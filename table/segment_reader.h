@@ -63,6 +63,8 @@ class SegmentFilter {
   // Bytes of filter held in memory.
   uint64_t memory() const { return size_; }
   double bits_per_key() const { return bits_per_key_; }
+  // The policy that interprets the filter (its Name() is the stored one).
+  const FilterPolicy& policy() const { return *policy_; }
   // The false-positive rate theory predicts; computed (about a millisecond)
   // on the first call only.
   double TheoreticalFpRate() const;

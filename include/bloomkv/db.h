@@ -167,9 +167,13 @@ class DB {
   //                       target size (0 for level 0 and for levels above
   //                       the base level, which are kept empty; see
   //                       Options::level_compaction_dynamic_level_bytes),
-  //                       compaction score, filter bits per key and the
+  //                       compaction score, filter bits per key, the
   //                       false-positive rate a lookup of an absent key
-  //                       pays at that level
+  //                       pays at that level in theory and as measured
+  //                       since Open ("-" before any), the lookups of
+  //                       absent keys its filters answered, and the
+  //                       filter policies that wrote its segments (last
+  //                       column; names joined by '+', "-" for none)
   //   "bloomkv.num-files-at-level<N>"
   //   "bloomkv.approximate-memory-usage"
   //   "bloomkv.resource-usage"  bytes of memtables, filters, index blocks

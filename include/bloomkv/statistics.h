@@ -62,6 +62,9 @@ struct SegmentInfo {
   std::string smallest_key;  // user keys
   std::string largest_key;
   bool has_filter = false;  // a filter this DB's policy interprets
+  // Name() of the policy that wrote it ("bloomkv.BlockedBloom.v1",
+  // "bloomkv.BinaryFuse8", ...); empty without a filter.
+  std::string filter_policy;
   double bits_per_key = 0;
   uint64_t filter_bytes = 0;  // held in memory
   double theoretical_fp_rate = 1.0;

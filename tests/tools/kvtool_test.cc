@@ -328,6 +328,56 @@ TEST_F(KvtoolTest, InfoAggregatesLevelsAndMeasuresFilters) {
   EXPECT_TRUE(j["levels"][0]["measured_fp_rate"].is_null());
 }
 
+// A store with bloom filters at level 0 and binary fuse filters below:
+// info names each level's filter kind, segments each segment's.
+TEST_F(KvtoolTest, InfoAndSegmentsNameEachLevelsFilterKind) {
+  {
+    Options options;
+    options.create_if_missing = true;
+    options.deep_filter_policy = NewBinaryFuseFilterPolicy(8);
+    test::KeepEverythingInLevelZero(&options);
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, db_, &db).ok());
+    for (int i = 0; i < 2000; i++) {
+      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "deep").ok());
+    }
+    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    for (int i = 2000; i < 2100; i++) {
+      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "shallow").ok());
+    }
+    ASSERT_TRUE(db->Flush().ok());
+  }
+  json j = RunJson({"info", db_, "--json", "--seed", "3"});
+  ASSERT_EQ(2u, j["levels"].size()) << j.dump(2);
+  EXPECT_EQ(0, j["levels"][0]["level"]);
+  EXPECT_EQ(json({"bloomkv.BlockedBloom.v1"}),
+            j["levels"][0]["filter_policies"]);
+  EXPECT_EQ(6, j["levels"][1]["level"]);
+  EXPECT_EQ(json({"bloomkv.BinaryFuse8"}), j["levels"][1]["filter_policies"]);
+  EXPECT_EQ(json({"bloomkv.BinaryFuse8", "bloomkv.BlockedBloom.v1"}),
+            j["total"]["filter_policies"]);
+  // The fuse level's rate is 2^-8 in theory, and was measured.
+  EXPECT_NEAR(1.0 / 256, j["levels"][1]["theoretical_fp_rate"].get<double>(),
+              1e-9);
+  EXPECT_TRUE(j["levels"][1]["measured_fp_rate"].is_number());
+
+  RunResult r = Run({"info", db_, "--samples", "0"});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("kind")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("bloomkv.BinaryFuse8+"
+                                          "bloomkv.BlockedBloom.v1"))
+      << r.out;
+
+  j = RunJson({"segments", db_, "--json", "--samples", "0"});
+  ASSERT_EQ(2u, j["segments"].size()) << j.dump(2);
+  for (const json& seg : j["segments"]) {
+    EXPECT_EQ(seg["level"] == 0 ? "bloomkv.BlockedBloom.v1"
+                                : "bloomkv.BinaryFuse8",
+              seg["filter_policy"])
+        << seg.dump();
+  }
+}
+
 TEST_F(KvtoolTest, SegmentsListsOneRowPerSegment) {
   BuildDb(3, 100);
   json j = RunJson({"segments", db_, "--json", "--seed", "1"});

@@ -5,6 +5,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
 
 #include "bloomkv/db.h"
 #include "bloomkv/statistics.h"
@@ -40,6 +41,14 @@ std::string RateText(uint64_t hits, uint64_t trials) {
   return Percent(static_cast<double>(hits) / static_cast<double>(trials));
 }
 
+// The filter kinds of a set of segments: their policies' names, sorted,
+// joined by '+'; "-" for none.
+std::string KindText(const std::set<std::string>& kinds) {
+  std::string text;
+  for (const std::string& k : kinds) text += (text.empty() ? "" : "+") + k;
+  return text.empty() ? "-" : text;
+}
+
 // Bits of filter memory per entry; 0 without entries.
 double BitsPerEntry(uint64_t filter_bytes, uint64_t entries) {
   return entries == 0 ? 0.0 : 8.0 * filter_bytes / entries;
@@ -56,6 +65,7 @@ struct Aggregate {
   uint64_t probes = 0;            // lookups of absent keys that met a filter
   uint64_t false_positives = 0;
   uint64_t unreadable = 0;
+  std::set<std::string> kinds;  // filter policy names
 
   void Add(const SegmentInfo& s) {
     segments++;
@@ -64,6 +74,7 @@ struct Aggregate {
     if (s.has_filter) {
       filter_bytes += s.filter_bytes;
       filtered_entries += s.num_entries;
+      kinds.insert(s.filter_policy);
     }
     theoretical_sum += s.has_filter ? s.theoretical_fp_rate : 1.0;
     probes += s.filter_negatives + s.false_positives;
@@ -78,6 +89,7 @@ struct Aggregate {
             {"file_bytes", file_bytes},
             {"entries", entries},
             {"filter_bytes", filter_bytes},
+            {"filter_policies", kinds},
             {"bits_per_key", BitsPerEntry(filter_bytes, filtered_entries)},
             {"theoretical_fp_rate", Theoretical()},
             {"measured_fp_rate", RateOrNull(false_positives, probes)},
@@ -93,7 +105,8 @@ struct Aggregate {
             Fixed(BitsPerEntry(filter_bytes, filtered_entries), 1),
             Percent(Theoretical()),
             RateText(false_positives, probes),
-            std::to_string(probes)};
+            std::to_string(probes),
+            KindText(kinds)};
   }
 };
 
@@ -131,6 +144,7 @@ json SegmentJson(const SegmentInfo& s) {
       {"smallest_key", Printable(s.smallest_key)},
       {"largest_key", Printable(s.largest_key)},
       {"has_filter", s.has_filter},
+      {"filter_policy", s.filter_policy},
       {"bits_per_key", s.bits_per_key},
       {"filter_bytes", s.filter_bytes},
       {"theoretical_fp_rate", s.theoretical_fp_rate},
@@ -195,8 +209,8 @@ int RunInfo(const Context& ctx, const std::string& path, uint64_t samples,
     }
     out << "\n";
     Table t({"level", "segments", "size", "entries", "filter", "bits/key",
-             "theoretical FP", "measured FP", "probes"},
-            {false, true, true, true, true, true, true, true, true});
+             "theoretical FP", "measured FP", "probes", "kind"},
+            {false, true, true, true, true, true, true, true, true, false});
     for (const auto& [level, agg] : levels) t.AddRow(agg.Row(LevelName(level)));
     if (levels.size() > 1) t.AddRow(total.Row("total"));
     t.Print(out);
@@ -223,8 +237,10 @@ int RunSegments(const Context& ctx, const std::string& path, uint64_t samples,
   } else {
     Table t(
         {"level", "file", "size", "entries", "smallest key", "largest key",
-         "filter", "bits/key", "theoretical FP", "measured FP", "probes"},
-        {false, false, true, true, false, false, true, true, true, true, true});
+         "filter", "bits/key", "theoretical FP", "measured FP", "probes",
+         "kind"},
+        {false, false, true, true, false, false, true, true, true, true, true,
+         false});
     for (const SegmentInfo& s : segments) {
       const uint64_t probes = s.filter_negatives + s.false_positives;
       std::vector<std::string> row = {
@@ -238,7 +254,8 @@ int RunSegments(const Context& ctx, const std::string& path, uint64_t samples,
           s.has_filter ? Fixed(s.bits_per_key, 1) : "-",
           Percent(s.theoretical_fp_rate),
           RateText(s.false_positives, probes),
-          std::to_string(probes)};
+          std::to_string(probes),
+          s.has_filter ? s.filter_policy : "-"};
       if (!s.readable) row[6] = "UNREADABLE";
       t.AddRow(std::move(row));
     }

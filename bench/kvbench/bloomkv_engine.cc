@@ -45,6 +45,18 @@ class BloomkvEngine : public Engine {
     o.filter_policy = options_.bits_per_key > 0
                           ? NewBloomFilterPolicy(options_.bits_per_key)
                           : nullptr;
+    if (!options_.deep_filter.empty()) {
+      if (options_.deep_filter != "fuse8" && options_.deep_filter != "fuse16") {
+        return Status::InvalidArgument("unknown deep filter " +
+                                       options_.deep_filter);
+      }
+      o.deep_filter_policy =
+          NewBinaryFuseFilterPolicy(options_.deep_filter == "fuse8" ? 8 : 16);
+      o.deep_filter_level = options_.deep_filter_level;
+    }
+    if (options_.minimize_filter_fp) {
+      o.filter_allocation = FilterAllocation::kMinimizeFalsePositives;
+    }
     o.block_cache_capacity = options_.block_cache_bytes;
     o.write_buffer_size = options_.write_buffer_bytes;
     // Connected once bloomkv's Options has max_open_files.
@@ -72,6 +84,14 @@ class BloomkvEngine : public Engine {
         options_.bits_per_key > 0
             ? "blocked bloom " + FormatBits(options_.bits_per_key) + " bits/key"
             : "no filter";
+    if (!options_.deep_filter.empty()) {
+      filter += " (levels 0-" + std::to_string(options_.deep_filter_level - 1) +
+                "), binary " + options_.deep_filter + " from level " +
+                std::to_string(options_.deep_filter_level);
+    }
+    if (options_.minimize_filter_fp) {
+      filter += ", filter memory planned across levels";
+    }
     return filter + ", block cache " +
            std::to_string(options_.block_cache_bytes >> 20) +
            " MiB, compression " + compression_ +
@@ -160,6 +180,7 @@ class BloomkvEngine : public Engine {
   FilterSummary Filters() override {
     FilterSummary f;
     uint64_t filter_bytes = 0, keys = 0, negatives = 0, false_positives = 0;
+    uint64_t filtered_bytes = 0;
     double weighted_fp = 0;
     for (const SegmentInfo& seg : db_->GetSegmentInfo()) {
       f.files++;
@@ -169,6 +190,7 @@ class BloomkvEngine : public Engine {
       false_positives += seg.false_positives;
       if (seg.has_filter) {
         keys += seg.num_entries;
+        filtered_bytes += seg.filter_bytes;
         weighted_fp += seg.theoretical_fp_rate * seg.num_entries;
       }
     }
@@ -184,7 +206,12 @@ class BloomkvEngine : public Engine {
             filter_bytes + std::stoull(usage.substr(at + kIndex.size()));
       }
     }
-    if (keys > 0) f.theoretical_fp_rate = weighted_fp / keys;
+    if (keys > 0) {
+      f.theoretical_fp_rate = weighted_fp / keys;
+      f.bits_per_key = 8.0 * static_cast<double>(filtered_bytes) /
+                       static_cast<double>(keys);
+    }
+    db_->GetProperty("bloomkv.levels", &f.levels);
     if (negatives + false_positives > 0) {
       f.measured_fp_rate = static_cast<double>(false_positives) /
                            static_cast<double>(negatives + false_positives);

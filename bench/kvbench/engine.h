@@ -31,6 +31,13 @@ namespace bloomkv::bench {
 
 struct EngineOptions {
   double bits_per_key = 10;  // 0: no filters
+  // bloomkv only: the filter of compaction output from deep_filter_level
+  // down (Options::deep_filter_policy): "" none (bloom everywhere),
+  // "fuse8" or "fuse16" (binary fuse); and the allocation of filter memory
+  // across levels (Options::filter_allocation).
+  std::string deep_filter;
+  int deep_filter_level = 1;
+  bool minimize_filter_fp = false;
   size_t block_cache_bytes = 8 << 20;
   size_t write_buffer_bytes = 4 << 20;
   // Table files an engine keeps open at once; 0: the engine's default.
@@ -67,10 +74,15 @@ struct FilterSummary {
   // (RocksDB's table readers; bloomkv's "bloomkv.resource-usage", where the
   // build has that property).
   std::optional<uint64_t> filter_and_index_bytes;
+  // Filter bits per entry of the files that have a filter.
+  std::optional<double> bits_per_key;
   // Key-weighted mean of each file's theoretical false-positive rate.
   std::optional<double> theoretical_fp_rate;
   // False positives among lookups of keys a file does not hold, since Open.
   std::optional<double> measured_fp_rate;
+  // The engine's own table of levels with their filters, where it has one
+  // (bloomkv: "bloomkv.levels").
+  std::string levels;
 };
 
 class Engine {

@@ -9,6 +9,7 @@
 //   kvbench --fp_sweep=1,2,4,6,8,10,12,16 --benchmarks=none
 //   kvbench --threads=1,2 --benchmarks=fill,readhit,readhit,readmiss
 //   kvbench --settle=compact --min_seconds=2 --repeat=5
+//   kvbench --engines=bloomkv --filter_configs=10,10+fuse8
 //
 // All stores of a run (each engine, filters on and off) stay open together:
 // each is filled and settled in turn, then each lookup phase runs --repeat
@@ -61,6 +62,9 @@ struct Flags {
   std::vector<int> threads = {1};
   double bits_per_key = 10;
   std::string filter = "on";
+  std::vector<std::string> filter_configs;
+  int deep_filter_level = 1;
+  std::string filter_allocation = "uniform";
   bool compare = false;
   std::string engines;
   size_t cache_mb = 8;
@@ -109,9 +113,44 @@ std::string JoinInts(const std::vector<int>& v) {
   return Join(s);
 }
 
-EngineOptions MakeEngineOptions(const Flags& flags, double bits_per_key) {
+// The filters of one store: bloom at bits_per_key (0: none), and, for
+// bloomkv, a binary fuse filter from --deep_filter_level down.
+struct FilterConfig {
+  double bits_per_key = 0;
+  std::string deep_filter;  // "", "fuse8" or "fuse16"
+
+  bool on() const { return bits_per_key > 0 || !deep_filter.empty(); }
+  // For directory names: "10", "10+fuse8", "off".
+  std::string Label() const {
+    if (!on()) return "off";
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%g", bits_per_key);
+    return deep_filter.empty() ? buf : std::string(buf) + "+" + deep_filter;
+  }
+};
+
+// "<bits>" or "<bits>+fuse8" / "<bits>+fuse16"; false if it is neither.
+bool ParseFilterConfig(const std::string& text, FilterConfig* config) {
+  const size_t plus = text.find('+');
+  const std::string bits = text.substr(0, plus);
+  char* end = nullptr;
+  config->bits_per_key = std::strtod(bits.c_str(), &end);
+  if (bits.empty() || end != bits.c_str() + bits.size() ||
+      !(config->bits_per_key >= 0 && config->bits_per_key <= 100)) {
+    return false;
+  }
+  config->deep_filter = plus == std::string::npos ? "" : text.substr(plus + 1);
+  return config->deep_filter.empty() || config->deep_filter == "fuse8" ||
+         config->deep_filter == "fuse16";
+}
+
+EngineOptions MakeEngineOptions(const Flags& flags,
+                                const FilterConfig& filter) {
   EngineOptions eo;
-  eo.bits_per_key = bits_per_key;
+  eo.bits_per_key = filter.bits_per_key;
+  eo.deep_filter = filter.deep_filter;
+  eo.deep_filter_level = flags.deep_filter_level;
+  eo.minimize_filter_fp = flags.filter_allocation == "minimize";
   eo.block_cache_bytes = flags.cache_mb << 20;
   eo.write_buffer_bytes = flags.write_buffer_mb << 20;
   eo.max_open_files = flags.max_open_files;
@@ -154,7 +193,7 @@ struct PeakRss {
 };
 
 std::unique_ptr<Store> OpenStore(const std::string& engine_name,
-                                 double bits_per_key, const Flags& flags,
+                                 const FilterConfig& filter, const Flags& flags,
                                  const ShortCodeSet& codes,
                                  const UrlGenerator& urls,
                                  const std::string& dir) {
@@ -162,11 +201,15 @@ std::unique_ptr<Store> OpenStore(const std::string& engine_name,
   store->dir = dir;
   RunResult& r = store->result;
   r.engine = engine_name;
-  r.bits_per_key = bits_per_key;
+  r.bits_per_key = filter.bits_per_key;
+  r.deep_filter = filter.deep_filter;
+  r.deep_filter_level = flags.deep_filter_level;
+  r.minimize_filter_fp =
+      engine_name == "bloomkv" && flags.filter_allocation == "minimize";
   r.settle_mode = flags.settle;
   r.rss_at_start = CurrentRssBytes();
-  Status s = OpenEngine(engine_name, MakeEngineOptions(flags, bits_per_key),
-                        dir, &store->engine);
+  Status s = OpenEngine(engine_name, MakeEngineOptions(flags, filter), dir,
+                        &store->engine);
   if (!s.ok()) {
     r.error = s.ToString();
     return store;
@@ -247,8 +290,8 @@ PhaseResult RunPhaseOn(Store* store, const std::string& phase, int threads,
   s = store->workload->RunPhase(phase, store->engine.get(), &p, threads);
   r.peak_rss = std::max(r.peak_rss, peak->Read());
   std::fprintf(
-      stderr, "  %-8s %-7s %-9s %3d thr %9.0f ops/s  (%.2f s, %llu pass%s)\n",
-      r.engine.c_str(), r.filters_on() ? "filters" : "none", phase.c_str(),
+      stderr, "  %-8s %-12s %-9s %3d thr %9.0f ops/s  (%.2f s, %llu pass%s)\n",
+      r.engine.c_str(), r.FilterLabel().c_str(), phase.c_str(),
       p.threads, p.ops_per_sec(), p.seconds,
       static_cast<unsigned long long>(p.passes), p.passes == 1 ? "" : "es");
   if (!s.ok() && r.error.empty()) r.error = s.ToString();
@@ -350,7 +393,8 @@ Status RunFpSweep(const Flags& flags, const std::string& base,
   for (double bpk : flags.fp_sweep) {
     const std::string dir = base + "/fp-" + std::to_string(bpk);
     std::unique_ptr<Engine> engine;
-    Status s = OpenBloomkvEngine(MakeEngineOptions(flags, bpk), dir, &engine);
+    Status s = OpenBloomkvEngine(MakeEngineOptions(flags, FilterConfig{bpk, ""}),
+                                 dir, &engine);
     for (size_t i = 0; s.ok() && i < codes.size(); i++) {
       s = engine->Put(EncodeShortCode(codes.code(i)),
                       urls.Url(codes.code(i), 0));
@@ -431,6 +475,19 @@ int Main(int argc, char** argv) {
       ->check(CLI::IsMember({"on", "off"}));
   app.add_flag("--compare", flags.compare,
                "run filters on and off on identical data, side by side");
+  app.add_option("--filter_configs", flags.filter_configs,
+                 "stores with these filters instead of --bits_per_key, side "
+                 "by side: <bits> (bloom everywhere) or <bits>+fuse8 / "
+                 "<bits>+fuse16 (bloom above --deep_filter_level, binary "
+                 "fuse from there down; bloomkv only), e.g. 10,10+fuse8")
+      ->delimiter(',');
+  app.add_option("--deep_filter_level", flags.deep_filter_level,
+                 "first level of the +fuse filter configs")
+      ->check(CLI::Range(1, 6));
+  app.add_option("--filter_allocation", flags.filter_allocation,
+                 "bloomkv: uniform, or minimize (filter memory planned "
+                 "across levels and kinds)")
+      ->check(CLI::IsMember({"uniform", "minimize"}));
   app.add_option("--engines", flags.engines,
                  "comma-separated: bloomkv,leveldb,rocksdb (default: all "
                  "built in)");
@@ -490,15 +547,29 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "the first benchmark must be fill\n");
     return 2;
   }
-  std::vector<double> settings;
-  if (flags.compare) {
+  std::vector<FilterConfig> settings;
+  if (!flags.filter_configs.empty()) {
+    for (const std::string& text : flags.filter_configs) {
+      FilterConfig config;
+      if (!ParseFilterConfig(text, &config)) {
+        std::fprintf(stderr,
+                     "--filter_configs: %s is not <bits>, <bits>+fuse8 or "
+                     "<bits>+fuse16 with bits in [0, 100]\n",
+                     text.c_str());
+        return 2;
+      }
+      settings.push_back(config);
+    }
+    if (flags.compare) settings.push_back(FilterConfig{});
+  } else if (flags.compare) {
     if (flags.bits_per_key <= 0) {
       std::fprintf(stderr, "--compare needs --bits_per_key > 0\n");
       return 2;
     }
-    settings = {flags.bits_per_key, 0};
+    settings = {FilterConfig{flags.bits_per_key, ""}, FilterConfig{}};
   } else {
-    settings = {flags.filter == "off" ? 0 : flags.bits_per_key};
+    settings = {
+        FilterConfig{flags.filter == "off" ? 0 : flags.bits_per_key, ""}};
   }
   const std::vector<std::string> available = AvailableEngines();
   std::vector<std::string> engines;
@@ -560,6 +631,9 @@ int Main(int argc, char** argv) {
                    {"threads", JoinInts(flags.threads)},
                    {"bits_per_key", std::to_string(flags.bits_per_key)},
                    {"filter", flags.compare ? "compare" : flags.filter},
+                   {"filter_configs", Join(flags.filter_configs)},
+                   {"deep_filter_level", std::to_string(flags.deep_filter_level)},
+                   {"filter_allocation", flags.filter_allocation},
                    {"engines", Join(engines)},
                    {"cache_mb", std::to_string(flags.cache_mb)},
                    {"write_buffer_mb", std::to_string(flags.write_buffer_mb)},
@@ -599,10 +673,16 @@ int Main(int argc, char** argv) {
     // can take turns between them.
     std::vector<std::unique_ptr<Store>> stores;
     for (const std::string& e : engines) {
-      for (double bpk : settings) {
+      for (const FilterConfig& filter : settings) {
+        if (!filter.deep_filter.empty() && e != "bloomkv") {
+          std::fprintf(stderr, "note: %s has no per-level filters; %s skipped\n",
+                       e.c_str(), filter.Label().c_str());
+          continue;
+        }
         const std::string dir =
-            base + "/" + e + (bpk > 0 ? "-filters" : "-nofilter");
-        stores.push_back(OpenStore(e, bpk, flags, codes, urls, dir));
+            base + "/" + e + (filter.on() ? "-filters" : "-nofilter") +
+            (flags.filter_configs.empty() ? "" : "-" + filter.Label());
+        stores.push_back(OpenStore(e, filter, flags, codes, urls, dir));
       }
     }
     RunPhases(flags, phases, stores, &peak);

@@ -33,11 +33,12 @@ std::string Opt(const std::optional<double>& v, const char* fmt = "%.3f") {
   return v ? Fmt(fmt, *v) : "-";
 }
 std::string Mib(uint64_t bytes) { return Fmt("%.1f MiB", bytes / 1048576.0); }
-std::string FilterLabel(const RunResult& r) {
-  return r.filters_on() ? Fmt("%g bpk", r.bits_per_key) : "off";
-}
+std::string FilterLabel(const RunResult& r) { return r.FilterLabel(); }
 std::string SeriesName(const RunResult& r) {
-  return r.engine + (r.filters_on() ? " filters" : " no-filter");
+  if (!r.filters_on()) return r.engine + " no-filter";
+  return r.engine + " filters" +
+         (r.deep_filter.empty() && !r.minimize_filter_fp ? ""
+                                                          : " " + FilterLabel(r));
 }
 
 // Builds the JSON report with nlohmann/json, in the order the caller emits
@@ -156,6 +157,16 @@ std::string PhaseLabel(const PhaseResult& p) {
 
 }  // namespace
 
+std::string RunResult::FilterLabel() const {
+  if (!filters_on()) return "off";
+  std::string label = deep_filter.empty() ? Fmt("%g bpk", bits_per_key)
+                                          : Fmt("%g+", bits_per_key) + deep_filter;
+  if (!deep_filter.empty() && deep_filter_level != 1) {
+    label += "@L" + std::to_string(deep_filter_level);
+  }
+  return minimize_filter_fp ? label + "/min" : label;
+}
+
 const PhaseResult* RunResult::Phase(const std::string& name) const {
   for (const PhaseResult& p : phases) {
     if (p.name == name) return &p;
@@ -207,7 +218,7 @@ PhaseFigures Figures(const PhaseResult& p) {
 
 void PrintTable(FILE* out, const std::vector<RunResult>& runs) {
   std::fprintf(out,
-               "%-8s %-7s %-11s %9s %9s %13s %8s %8s %9s %6s %6s %6s %7s "
+               "%-8s %-12s %-11s %9s %9s %13s %8s %8s %9s %6s %6s %6s %7s "
                "%8s %7s\n",
                "engine", "filter", "phase", "ops", "Kops/s", "min-max",
                "p50 us", "p99 us", "p99.9 us", "seg/op", "neg/op", "fp/op",
@@ -218,7 +229,7 @@ void PrintTable(FILE* out, const std::vector<RunResult>& runs) {
       const bool lookups = p.is_read();
       std::fprintf(
           out,
-          "%-8s %-7s %-11s %9llu %9.1f %13s %8.2f %8.2f %9.2f %6s %6s %6s "
+          "%-8s %-12s %-11s %9llu %9.1f %13s %8.2f %8.2f %9.2f %6s %6s %6s "
           "%7.3f %8.1f %7.3f\n",
           r.engine.c_str(), FilterLabel(r).c_str(), PhaseLabel(p).c_str(),
           static_cast<unsigned long long>(p.ops), p.ops_per_sec() / 1000,
@@ -253,11 +264,12 @@ void PrintTable(FILE* out, const std::vector<RunResult>& runs) {
         MibOpt(PerMillionLinks(r, r.filters.filter_and_index_bytes)).c_str());
     std::fprintf(
         out,
-        "  files %llu (level 0: %llu), filter memory %s, FP measured %s vs "
-        "theoretical %s\n",
+        "  files %llu (level 0: %llu), filter memory %s (%s bits/key), FP "
+        "measured %s vs theoretical %s\n",
         static_cast<unsigned long long>(r.filters.files),
         static_cast<unsigned long long>(r.filters.files_at_level0),
         r.filters.filter_bytes ? Mib(*r.filters.filter_bytes).c_str() : "-",
+        Opt(r.filters.bits_per_key, "%.2f").c_str(),
         r.filters_on()
             ? Opt(r.filters.measured_fp_rate
                       ? std::optional<double>(*r.filters.measured_fp_rate * 100)
@@ -324,7 +336,7 @@ void PrintThreadScaling(FILE* out, const std::vector<RunResult>& runs) {
                      "client threads, which other load does not lower):\n");
         header = true;
       }
-      std::fprintf(out, "  %-8s %-7s %-9s", r.engine.c_str(),
+      std::fprintf(out, "  %-8s %-12s %-9s", r.engine.c_str(),
                    FilterLabel(r).c_str(), name);
       const double base = by_count.front()->ops_per_sec();
       for (const PhaseResult* p : by_count) {
@@ -346,8 +358,8 @@ void PrintComparison(FILE* out, const std::vector<RunResult>& runs) {
       if (!header) {
         std::fprintf(out,
                      "\nFilters on vs off (same data, same probes)\n"
-                     "%-8s %-9s %11s %11s %6s %9s %9s %7s %10s %10s %10s\n",
-                     "engine", "phase", "lookups/s+", "lookups/s-", "x",
+                     "%-21s %-9s %11s %11s %6s %9s %9s %7s %10s %10s %10s\n",
+                     "engine, filter", "phase", "lookups/s+", "lookups/s-", "x",
                      "blk/op+", "blk/op-", "x", "MiB read+", "MiB read-",
                      "avoided");
         header = true;
@@ -361,9 +373,9 @@ void PrintComparison(FILE* out, const std::vector<RunResult>& runs) {
         const double mib_b = fb.bytes_read * b->ops / 1048576.0;
         std::fprintf(
             out,
-            "%-8s %-9s %11.0f %11.0f %6.2f %9.3f %9.3f %7s %10.1f %10.1f "
+            "%-21s %-9s %11.0f %11.0f %6.2f %9.3f %9.3f %7s %10.1f %10.1f "
             "%10.1f\n",
-            on.engine.c_str(), name, a->ops_per_sec(), b->ops_per_sec(),
+            (on.engine + " " + FilterLabel(on)).c_str(), name, a->ops_per_sec(), b->ops_per_sec(),
             b->ops_per_sec() > 0 ? a->ops_per_sec() / b->ops_per_sec() : 0,
             fa.blocks_read, fb.blocks_read,
             fa.blocks_read > 0
@@ -433,6 +445,11 @@ Status WriteJson(const std::string& path, const ReportContext& context,
     j.Field("engine", r.engine);
     j.Field("filters", r.filters_on());
     j.Field("bits_per_key", r.bits_per_key);
+    j.Field("deep_filter", r.deep_filter);
+    j.Field("deep_filter_level", r.deep_filter_level);
+    j.Field("filter_allocation",
+            r.minimize_filter_fp ? "minimize" : "uniform");
+    j.Field("filter_label", FilterLabel(r));
     j.Field("description", r.description);
     j.Field("error", r.error);
     j.Field("settle_mode", r.settle_mode);
@@ -458,8 +475,10 @@ Status WriteJson(const std::string& path, const ReportContext& context,
             PerMillionLinks(r, r.filters.filter_bytes));
     j.Field("filter_and_index_bytes_per_million_links",
             PerMillionLinks(r, r.filters.filter_and_index_bytes));
+    j.Field("bits_per_key", r.filters.bits_per_key);
     j.Field("measured_fp_rate", r.filters.measured_fp_rate);
     j.Field("theoretical_fp_rate", r.filters.theoretical_fp_rate);
+    j.Field("levels", r.filters.levels);
     j.EndObject();
     j.Key("phases");
     j.BeginArray();

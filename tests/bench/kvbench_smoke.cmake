@@ -6,7 +6,9 @@
 #     (min <= median <= max) and ran its probes at least once;
 #   - each store records its shape (files per level) and open descriptors;
 #   - --settle=background leaves level-0 files, --settle=compact none;
-#   - each store waited for an idle process before its timed phases.
+#   - each store waited for an idle process before its timed phases;
+#   - --filter_configs gives each store its filters: bloom everywhere, or
+#     binary fuse below level 0 (named in its levels table).
 # Usage: cmake -DKVBENCH=<kvbench> -DWORK_DIR=<scratch dir> -P kvbench_smoke.cmake
 cmake_minimum_required(VERSION 3.19)  # string(JSON)
 
@@ -129,6 +131,28 @@ run_and_check(compact level0 --engines=bloomkv --settle=compact
 foreach(n ${level0})
   if(NOT n EQUAL 0)
     fail("--settle=compact left ${n} level-0 files in a bloomkv store")
+  endif()
+endforeach()
+
+# Compacted, so that the 10+fuse8 store has a level below level 0.
+run_and_check(perlevel level0 --engines=bloomkv --filter_configs=10,10+fuse8
+              --settle=compact --benchmarks=fill,readmiss)
+file(READ "${WORK_DIR}/perlevel.json" json)
+foreach(i 0 1)
+  json_get(label "${json}" runs ${i} filter_label)
+  json_get(levels "${json}" runs ${i} filter_summary levels)
+  string(FIND "${levels}" "bloomkv.BinaryFuse8" has_fuse)
+  string(FIND "${levels}" "bloomkv.BlockedBloom.v1" has_bloom)
+  if(label STREQUAL "10+fuse8")
+    if(has_fuse LESS 0)
+      fail("perlevel: ${label}: no fuse filter below level 0 in\n${levels}")
+    endif()
+  elseif(label STREQUAL "10 bpk")
+    if(NOT has_fuse LESS 0 OR has_bloom LESS 0)
+      fail("perlevel: ${label}: not bloom alone in\n${levels}")
+    endif()
+  else()
+    fail("perlevel: unexpected filter label ${label}")
   endif()
 endforeach()
 

@@ -45,16 +45,36 @@ struct Curve {
   }
 };
 
+int NumSteps() {
+  return static_cast<int>(std::lround(
+      (kMaxFilterBitsPerKey - kMinFilterBitsPerKey) / kFilterBitsStep));
+}
+double StepBits(int i) { return kMinFilterBitsPerKey + i * kFilterBitsStep; }
+
+// The bloom filter's rate at every step, computed once: a plan builds a
+// curve per run, and every flush and compaction plans under the DB mutex.
+const std::vector<double>& BloomStepRates() {
+  static const std::vector<double> rates = [] {
+    std::vector<double> r;
+    for (int i = 0; i <= NumSteps(); i++) r.push_back(BloomFpRate(StepBits(i)));
+    return r;
+  }();
+  return rates;
+}
+
 Curve MakeCurve(const std::shared_ptr<const FilterPolicy>& policy,
                 uint64_t segment_entries) {
   Curve c;
   c.policy = policy;
-  const int steps = static_cast<int>(std::lround(
-      (kMaxFilterBitsPerKey - kMinFilterBitsPerKey) / kFilterBitsStep));
-  for (int i = 0; i <= steps; i++) {
-    const double bits = kMinFilterBitsPerKey + i * kFilterBitsStep;
-    const FilterCost cost =
-        ExpectedResizedFilterCost(*policy, bits, segment_entries);
+  const bool bloom =
+      BuiltinFilterKindOf(policy->Name()) == BuiltinFilterKind::kBlockedBloom;
+  const std::vector<double>* bloom_rates = bloom ? &BloomStepRates() : nullptr;
+  for (int i = 0; i <= NumSteps(); i++) {
+    const double bits = StepBits(i);
+    FilterCost cost =
+        bloom ? FilterCost{BloomBitsPerKey(bits, segment_entries),
+                           (*bloom_rates)[static_cast<size_t>(i)]}
+              : ExpectedResizedFilterCost(*policy, bits, segment_entries);
     // Andrew's monotone chain, lower hull (bits only grow; a point with no
     // lower rate than the last one is never worth its bits).
     if (!c.cost.empty() && cost.fp_rate >= c.cost.back().fp_rate) continue;
@@ -166,7 +186,8 @@ bool SolveCurves(const std::vector<FilterRun>& runs,
   // price of one bit lies well inside this range.
   double lo = std::log(1e-40), hi = std::log(1e6);
   if (plan_at(std::exp(hi)) > budget) return false;
-  for (int i = 0; i < 60; i++) {
+  // 48 halvings of a range of 106 in ln(lambda): lambda to 4e-13.
+  for (int i = 0; i < 48; i++) {
     const double mid = 0.5 * (lo + hi);
     if (plan_at(std::exp(mid)) > budget) {
       lo = mid;
@@ -334,8 +355,17 @@ std::vector<FilterChoice> PlanFilters(
         }
       };
       if (menus[r].has_curve) {
-        for (size_t p = 0; p < menus[r].curve.cost.size(); p++) {
-          consider(static_cast<long>(p));
+        // Along the hull the rate falls as the bits grow: the most bits
+        // that fit gain most.
+        const std::vector<FilterCost>& points = menus[r].curve.cost;
+        const double most = now.bits_per_key + (budget - memory) / n;
+        const auto fits = std::upper_bound(
+            points.begin(), points.end(), most,
+            [](double bits, const FilterCost& c) {
+              return bits < c.bits_per_key;
+            });
+        if (fits != points.begin()) {
+          consider(static_cast<long>(fits - points.begin()) - 1);
         }
       }
       if (menus[r].type == Menu::kFuse) {

@@ -51,6 +51,14 @@ double BloomFpRate(double bits_per_key) {
   return std::min(1.0, std::exp(log_fp));
 }
 
+double BloomBitsPerKey(double bits_per_key, uint64_t num_keys) {
+  const uint64_t n = std::max<uint64_t>(num_keys, 1);
+  // Whole 64-byte lines and the 4-byte trailer (util/bloom.cc).
+  const double bytes =
+      64.0 * static_cast<double>(bb::NumLinesFor(n, bits_per_key)) + 4.0;
+  return 8.0 * bytes / static_cast<double>(n);
+}
+
 double BinaryFuseBitsPerKey(int fingerprint_bits, uint64_t num_keys) {
   const uint64_t n = std::max<uint64_t>(num_keys, 1);
   const double slots =
@@ -69,10 +77,7 @@ FilterCost ExpectedResizedFilterCost(const FilterPolicy& policy,
   const uint64_t n = std::max<uint64_t>(num_keys, 1);
   FilterCost cost;
   if (BuiltinFilterKindOf(policy.Name()) == BuiltinFilterKind::kBlockedBloom) {
-    // Whole 64-byte lines and the 4-byte trailer (util/bloom.cc).
-    const double bytes =
-        64.0 * static_cast<double>(bb::NumLinesFor(n, bits_per_key)) + 4.0;
-    cost.bits_per_key = 8.0 * bytes / static_cast<double>(n);
+    cost.bits_per_key = BloomBitsPerKey(bits_per_key, n);
     cost.fp_rate = BloomFpRate(bits_per_key);
   } else {
     cost.bits_per_key = bits_per_key;

@@ -46,6 +46,11 @@ constexpr double kBloomRateTableStep = 0.25;
 // REQUIRES: bits_per_key > 0.
 double BloomFpRate(double bits_per_key);
 
+// Bits per key of the built-in bloom filter sized at bits_per_key for
+// num_keys keys: whole 64-byte lines and the 4-byte trailer. num_keys 0
+// counts as 1. REQUIRES: bits_per_key > 0.
+double BloomBitsPerKey(double bits_per_key, uint64_t num_keys);
+
 // Bits per key of a binary fuse filter of fingerprint_bits-bit fingerprints
 // (8 or 16) built from num_keys distinct keys: its fingerprint array
 // (binary_fuse::LayoutFor) and its header. num_keys 0 counts as 1.

@@ -35,6 +35,9 @@ std::string Status::ToString() const {
     case Code::kIOError:
       prefix = "IO error: ";
       break;
+    case Code::kFull:
+      prefix = "Full: ";
+      break;
   }
   return prefix + message_;
 }

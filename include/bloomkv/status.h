@@ -26,6 +26,7 @@ class [[nodiscard]] Status {
     kNotSupported,
     kInvalidArgument,
     kIOError,
+    kFull,
   };
 
   Status() noexcept = default;
@@ -48,6 +49,14 @@ class [[nodiscard]] Status {
     return Status(Code::kIOError, msg, msg2);
   }
 
+  // A fixed-capacity structure (a cuckoo filter, a non-scaling bloom
+  // filter) has no room for another item. Nothing was changed; the
+  // operation can succeed only after room is made (a delete) or in a larger
+  // structure. Not an IOError: retrying the same call fails the same way.
+  static Status Full(std::string_view msg, std::string_view msg2 = {}) {
+    return Status(Code::kFull, msg, msg2);
+  }
+
   // An IOError caused by a resource that someone else holds: the database's
   // LOCK, held by another process or by another handle in this one.
   // IsIOError() is true as well (code() is kIOError and ToString() reads
@@ -65,6 +74,7 @@ class [[nodiscard]] Status {
   bool IsNotSupported() const { return code_ == Code::kNotSupported; }
   bool IsInvalidArgument() const { return code_ == Code::kInvalidArgument; }
   bool IsIOError() const { return code_ == Code::kIOError; }
+  bool IsFull() const { return code_ == Code::kFull; }
   bool IsBusy() const { return busy_; }
 
   // The same status, recording that the file its message names is damaged

@@ -17,7 +17,7 @@ TEST(StatusTest, DefaultIsOk) {
   EXPECT_EQ("OK", s.ToString());
   EXPECT_TRUE(Status::OK().ok());
   EXPECT_FALSE(s.IsNotFound() || s.IsCorruption() || s.IsNotSupported() ||
-               s.IsInvalidArgument() || s.IsIOError());
+               s.IsInvalidArgument() || s.IsIOError() || s.IsFull());
 }
 
 TEST(StatusTest, EachCodeHasOnePredicateAndPrefix) {
@@ -34,6 +34,7 @@ TEST(StatusTest, EachCodeHasOnePredicateAndPrefix) {
       {Status::InvalidArgument("m"), Status::Code::kInvalidArgument,
        "Invalid argument: m"},
       {Status::IOError("m"), Status::Code::kIOError, "IO error: m"},
+      {Status::Full("m"), Status::Code::kFull, "Full: m"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.text);
@@ -44,7 +45,7 @@ TEST(StatusTest, EachCodeHasOnePredicateAndPrefix) {
     EXPECT_EQ(c.text, s.ToString());
     const int predicates = s.IsNotFound() + s.IsCorruption() +
                            s.IsNotSupported() + s.IsInvalidArgument() +
-                           s.IsIOError();
+                           s.IsIOError() + s.IsFull();
     EXPECT_EQ(1, predicates);
   }
 }
@@ -67,7 +68,7 @@ TEST(StatusTest, BusyIsAnIOErrorThatSaysSo) {
   for (const Status& other :
        {Status::OK(), Status::NotFound("m"), Status::Corruption("m"),
         Status::NotSupported("m"), Status::InvalidArgument("m"),
-        Status::IOError("m")}) {
+        Status::IOError("m"), Status::Full("m")}) {
     EXPECT_FALSE(other.IsBusy()) << other.ToString();
   }
 }

@@ -16,7 +16,9 @@ const char* ExitCodeTable() {
          "  5  database locked by another process (put, delete, load, "
          "compact)\n"
          "  6  other IO or internal error (e.g. a LOCK file that cannot be "
-         "created: read-only directory, disk full)\n";
+         "created: read-only directory, disk full)\n"
+         "  7  filter full: a non-scaling or cuckoo filter cannot hold every "
+         "key\n";
 }
 
 int ExitCodeForOpen(const Status& s) {
@@ -36,6 +38,8 @@ int ExitCodeFor(const Status& s) {
       return kExitCorruption;
     case Status::Code::kInvalidArgument:
       return kExitUsage;
+    case Status::Code::kFull:
+      return kExitFull;
     case Status::Code::kNotSupported:
     case Status::Code::kIOError:
       return kExitIOError;

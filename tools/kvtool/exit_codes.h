@@ -30,6 +30,9 @@ enum ExitCode : int {
   // Any other IO or internal error, including a LOCK file that cannot be
   // created or locked for any reason but another holder.
   kExitIOError = 6,
+  // A filter has no room for more keys (`filter build` of a non-scaling or
+  // cuckoo filter given more keys than it holds): Status::Full.
+  kExitFull = 7,
 };
 
 // The exit-code table as shown in `kvtool --help`.

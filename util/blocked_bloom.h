@@ -15,12 +15,17 @@
 // A different layout needs a new policy Name() and a new serialization
 // version.
 //
-// Thread-safety: stateless functions; concurrent probes of one line array are
-// safe, adding requires exclusive access to the lines being modified.
+// Thread-safety: stateless functions. Probes of one line array may run
+// concurrently with each other. AddToLine needs exclusive access to the line;
+// AddToLineAtomic may run concurrently with itself and with
+// LineMayContainAtomic on the same line (both access it as relaxed atomic
+// 64-bit words).
 #ifndef BLOOMKV_UTIL_BLOCKED_BLOOM_H_
 #define BLOOMKV_UTIL_BLOCKED_BLOOM_H_
 
 #include <array>
+#include <atomic>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -92,6 +97,52 @@ inline bool LineMayContain(const char* line, uint64_t hash, int k) {
   for (int i = 0; i < k; i++) {
     const uint32_t b = ProbeBit(hash, i);
     all &= static_cast<unsigned>(bytes[b >> 3]) >> (b & 7);
+  }
+  return (all & 1) != 0;
+}
+
+// The lines as 64-bit words, for the standalone filter's concurrent adds:
+// bit b of a line is bit (b % 8) of byte (b / 8), so it lies in word b / 64,
+// at the bit of that word which holds byte (b / 8) % 8 on this host.
+inline uint64_t WordMask(uint32_t b) {
+  if constexpr (std::endian::native == std::endian::little) {
+    return uint64_t{1} << (b & 63);
+  } else {
+    return uint64_t{1} << ((7 - ((b >> 3) & 7)) * 8 + (b & 7));
+  }
+}
+
+// AddToLine with relaxed atomic fetch_or on the line's 64-bit words: safe
+// against concurrent AddToLineAtomic and LineMayContainAtomic on the same
+// line. Relaxed order suffices: a bit once set is never cleared, so a reader
+// sees every bit of an add that happens-before it, and concurrently set bits
+// only ever make a probe "may contain" sooner.
+// REQUIRES: 1 <= k <= kMaxProbes; `line` is 8-byte aligned.
+inline void AddToLineAtomic(char* line, uint64_t hash, int k) {
+  auto* words = reinterpret_cast<uint64_t*>(line);
+  for (int i = 0; i < k; i++) {
+    const uint32_t b = ProbeBit(hash, i);
+    std::atomic_ref<uint64_t>(words[b >> 6])
+        .fetch_or(WordMask(b), std::memory_order_relaxed);
+  }
+}
+
+// LineMayContain reading the line as relaxed atomic 64-bit words (plain
+// loads on common hosts), so that it may run concurrently with
+// AddToLineAtomic. Same answer as LineMayContain for the same bytes.
+// REQUIRES: 1 <= k <= kMaxProbes; `line` is 8-byte aligned.
+inline bool LineMayContainAtomic(const char* line, uint64_t hash, int k) {
+  auto* words = const_cast<uint64_t*>(reinterpret_cast<const uint64_t*>(line));
+  uint64_t all = 1;
+  for (int i = 0; i < k; i++) {
+    const uint32_t b = ProbeBit(hash, i);
+    const uint64_t w =
+        std::atomic_ref<uint64_t>(words[b >> 6]).load(std::memory_order_relaxed);
+    if constexpr (std::endian::native == std::endian::little) {
+      all &= w >> (b & 63);
+    } else {
+      all &= (w & WordMask(b)) != 0;
+    }
   }
   return (all & 1) != 0;
 }

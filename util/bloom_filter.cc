@@ -14,11 +14,17 @@
 //   36      64*L  line data
 //   36+64L  4     BlockChecksum of bytes [0, 36+64L)
 //
-// Thread-safety: see the header.
+// Thread-safety: see the header. The lines are read and written as relaxed
+// atomic 64-bit words everywhere except in Add (which has exclusive access),
+// so every method the header allows to run concurrently is free of data
+// races.
 #include "bloomkv/bloom_filter.h"
 
+#include <atomic>
+#include <bit>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <utility>
 
 #include "util/blocked_bloom.h"
@@ -55,6 +61,22 @@ Status Corrupt(const std::string& what, size_t offset) {
                             what + " at offset " + std::to_string(offset));
 }
 
+constexpr size_t kWordsPerLine = bb::kLineBytes / sizeof(uint64_t);
+
+uint64_t LoadWord(const char* lines, uint64_t i) {
+  auto* w = const_cast<uint64_t*>(reinterpret_cast<const uint64_t*>(lines));
+  return std::atomic_ref<uint64_t>(w[i]).load(std::memory_order_relaxed);
+}
+
+// Copies `words` words of `src` to `dst` (not shared) with atomic loads, so
+// that a copy may race with concurrent adds to src.
+void CopyWords(const char* src, uint64_t words, char* dst) {
+  for (uint64_t i = 0; i < words; i++) {
+    const uint64_t w = LoadWord(src, i);
+    std::memcpy(dst + i * sizeof(w), &w, sizeof(w));
+  }
+}
+
 }  // namespace
 
 void BloomFilter::FreeLines::operator()(char* p) const {
@@ -86,10 +108,9 @@ BloomFilter BloomFilter::WithBitsPerKey(uint64_t expected_items,
 
 BloomFilter::BloomFilter(const BloomFilter& other)
     : BloomFilter(other.capacity_, other.num_lines_, other.num_probes_) {
-  items_added_ = other.items_added_;
-  if (num_lines_ > 0) {
-    std::memcpy(lines_.get(), other.lines_.get(), num_lines_ * bb::kLineBytes);
-  }
+  items_added_.store(other.items_added_.load(std::memory_order_relaxed),
+                     std::memory_order_relaxed);
+  CopyWords(other.lines_.get(), num_lines_ * kWordsPerLine, lines_.get());
 }
 
 BloomFilter& BloomFilter::operator=(const BloomFilter& other) {
@@ -100,7 +121,7 @@ BloomFilter& BloomFilter::operator=(const BloomFilter& other) {
 BloomFilter::BloomFilter(BloomFilter&& other) noexcept
     : capacity_(std::exchange(other.capacity_, 0)),
       num_lines_(std::exchange(other.num_lines_, 0)),
-      items_added_(std::exchange(other.items_added_, 0)),
+      items_added_(other.items_added_.exchange(0, std::memory_order_relaxed)),
       num_probes_(std::exchange(other.num_probes_, 0)),
       lines_(std::move(other.lines_)) {}
 
@@ -108,7 +129,8 @@ BloomFilter& BloomFilter::operator=(BloomFilter&& other) noexcept {
   if (this != &other) {
     capacity_ = std::exchange(other.capacity_, 0);
     num_lines_ = std::exchange(other.num_lines_, 0);
-    items_added_ = std::exchange(other.items_added_, 0);
+    items_added_.store(other.items_added_.exchange(0, std::memory_order_relaxed),
+                       std::memory_order_relaxed);
     num_probes_ = std::exchange(other.num_probes_, 0);
     lines_ = std::move(other.lines_);
   }
@@ -123,16 +145,88 @@ bool BloomFilter::MightContain(const Slice& key) const {
   return MightContainHash(KeyHash(key));
 }
 
+void BloomFilter::AddConcurrently(const Slice& key) {
+  AddHashConcurrently(KeyHash(key));
+}
+
 void BloomFilter::AddHash(uint64_t hash) {
-  items_added_++;
+  // Exclusive access: a plain increment, not a locked read-modify-write.
+  items_added_.store(items_added_.load(std::memory_order_relaxed) + 1,
+                     std::memory_order_relaxed);
   if (num_lines_ == 0) return;  // Answers true for everything from now on.
   bb::AddToLine(bb::LineFor(lines_.get(), num_lines_, hash), hash, num_probes_);
 }
 
+void BloomFilter::AddHashConcurrently(uint64_t hash) {
+  items_added_.fetch_add(1, std::memory_order_relaxed);
+  if (num_lines_ == 0) return;
+  bb::AddToLineAtomic(bb::LineFor(lines_.get(), num_lines_, hash), hash,
+                      num_probes_);
+}
+
 bool BloomFilter::MightContainHash(uint64_t hash) const {
-  if (num_lines_ == 0) return items_added_ > 0;
-  return bb::LineMayContain(bb::LineFor(lines_.get(), num_lines_, hash), hash,
-                            num_probes_);
+  if (num_lines_ == 0) {
+    return items_added_.load(std::memory_order_relaxed) > 0;
+  }
+  return bb::LineMayContainAtomic(bb::LineFor(lines_.get(), num_lines_, hash),
+                                  hash, num_probes_);
+}
+
+bool BloomFilter::IsCompatible(const BloomFilter& other) const {
+  return num_lines_ == other.num_lines_ && num_probes_ == other.num_probes_;
+}
+
+Status BloomFilter::Merge(const BloomFilter& other) {
+  if (&other == this) {
+    return Status::InvalidArgument("bloom filter",
+                                   "cannot merge a filter into itself");
+  }
+  if (!IsCompatible(other)) {
+    return Status::InvalidArgument(
+        "bloom filter",
+        "cannot merge filters of different shapes (this: " +
+            std::to_string(num_lines_ * bb::kLineBits) + " bits, " +
+            std::to_string(num_probes_) + " probes per key; other: " +
+            std::to_string(other.num_lines_ * bb::kLineBits) + " bits, " +
+            std::to_string(other.num_probes_) + " probes per key)");
+  }
+  auto* dst = reinterpret_cast<uint64_t*>(lines_.get());
+  for (uint64_t i = 0; i < num_lines_ * kWordsPerLine; i++) {
+    const uint64_t w = LoadWord(other.lines_.get(), i);
+    if (w != 0) {
+      std::atomic_ref<uint64_t>(dst[i]).fetch_or(w, std::memory_order_relaxed);
+    }
+  }
+  items_added_.fetch_add(other.items_added_.load(std::memory_order_relaxed),
+                         std::memory_order_relaxed);
+  return Status::OK();
+}
+
+uint64_t BloomFilter::CountSetBits() const {
+  uint64_t set = 0;
+  for (uint64_t i = 0; i < num_lines_ * kWordsPerLine; i++) {
+    set += static_cast<uint64_t>(std::popcount(LoadWord(lines_.get(), i)));
+  }
+  return set;
+}
+
+// A key sets k bits of one line, drawn with replacement: a given bit of the
+// filter stays clear with probability 1 - q per key, q = (1 - (1 -
+// 1/512)^k) / L. After n keys the expected clear fraction is (1 - q)^n;
+// solving for n at the observed fraction gives the estimate. For large L
+// this is Swamidass and Baldi's -(m / k') ln(1 - X / m), with k' = 512 (1 -
+// (511/512)^k) the expected distinct bits per key (slightly below k).
+double BloomFilter::ApproximateElementCount() const {
+  if (num_lines_ == 0) return 0.0;
+  const uint64_t set = CountSetBits();
+  const double m = static_cast<double>(num_lines_) * bb::kLineBits;
+  if (static_cast<double>(set) >= m) {
+    return std::numeric_limits<double>::infinity();
+  }
+  const double per_key_in_line =
+      -std::expm1(num_probes_ * std::log1p(-1.0 / bb::kLineBits));
+  const double q = per_key_in_line / static_cast<double>(num_lines_);
+  return std::log1p(-static_cast<double>(set) / m) / std::log1p(-q);
 }
 
 void BloomFilter::Serialize(std::string* dst) const {
@@ -142,12 +236,13 @@ void BloomFilter::Serialize(std::string* dst) const {
   header[kVersionOffset] = static_cast<char>(kFormatVersion);
   header[kProbesOffset] = static_cast<char>(num_probes_);
   EncodeFixed64(header + kCapacityOffset, capacity_);
-  EncodeFixed64(header + kItemsOffset, items_added_);
+  EncodeFixed64(header + kItemsOffset,
+                items_added_.load(std::memory_order_relaxed));
   EncodeFixed64(header + kNumLinesOffset, num_lines_);
   dst->append(header, kHeaderSize);
-  if (num_lines_ > 0) {
-    dst->append(lines_.get(), num_lines_ * bb::kLineBytes);
-  }
+  const size_t lines_at = dst->size();
+  dst->resize(lines_at + num_lines_ * bb::kLineBytes);
+  CopyWords(lines_.get(), num_lines_ * kWordsPerLine, dst->data() + lines_at);
   PutFixed32(dst, BlockChecksum(dst->data() + start, dst->size() - start));
 }
 
@@ -201,7 +296,8 @@ Status BloomFilter::Deserialize(const Slice& input, BloomFilter* out) {
   }
 
   BloomFilter filter(DecodeFixed64(p + kCapacityOffset), num_lines, probes);
-  filter.items_added_ = DecodeFixed64(p + kItemsOffset);
+  filter.items_added_.store(DecodeFixed64(p + kItemsOffset),
+                            std::memory_order_relaxed);
   if (num_lines > 0) {
     std::memcpy(filter.lines_.get(), p + kHeaderSize,
                 num_lines * bb::kLineBytes);
@@ -219,15 +315,21 @@ BloomFilterInfo BloomFilter::Info() const {
                                      : static_cast<double>(info.bit_count) /
                                            static_cast<double>(capacity_);
   info.probes_per_key = num_probes_;
-  info.items_added = items_added_;
-  if (items_added_ == 0) {
+  const uint64_t items = items_added_.load(std::memory_order_relaxed);
+  info.items_added = items;
+  if (items == 0) {
     info.estimated_fp_rate = 0.0;
   } else if (num_lines_ == 0) {
     info.estimated_fp_rate = 1.0;
   } else {
     info.estimated_fp_rate =
-        bb::TheoreticalFpRate(num_lines_, items_added_, num_probes_);
+        bb::TheoreticalFpRate(num_lines_, items, num_probes_);
   }
+  info.approximate_element_count = ApproximateElementCount();
+  info.fill_ratio =
+      info.bit_count == 0 ? 0.0
+                          : static_cast<double>(CountSetBits()) /
+                                static_cast<double>(info.bit_count);
   return info;
 }
 

@@ -18,12 +18,24 @@
 // Serialize() writes a versioned, checksummed encoding (docs/filters.md);
 // Deserialize() reports any damaged or foreign input as Corruption.
 //
-// Thread-safety: const methods may run concurrently with each other; Add,
-// AddHash and assignment need exclusive access (external synchronization).
+// Two filters of the same shape can be merged (Guava's putAll), and the
+// number of distinct keys added can be estimated from the fraction of set
+// bits (BF.CARD, Guava's approximateElementCount).
+//
+// Thread-safety: AddConcurrently, AddHashConcurrently, Merge (into this
+// filter) and every const method (MightContain, Serialize, Info, copying
+// from it, ...) may run concurrently with each other, on this filter and on
+// the filter merged from. Add, AddHash, assignment and Deserialize into it
+// need exclusive access: Add is the fast single-threaded path (no atomic
+// read-modify-write, about 4x cheaper than AddConcurrently when the filter
+// is in cache; docs/filters.md). A key whose add happens-before a query is
+// always found; a query racing with the add of its key may answer either
+// way, and a Serialize or copy racing with adds holds some of their bits.
 // Copying copies the bits; a moved-from filter is empty.
 #ifndef BLOOMKV_INCLUDE_BLOOM_FILTER_H_
 #define BLOOMKV_INCLUDE_BLOOM_FILTER_H_
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -45,6 +57,10 @@ struct BloomFilterInfo {
   // Expected false-positive rate with items_added distinct keys in it (an
   // upper estimate if some were duplicates); 0 while empty.
   double estimated_fp_rate = 0;
+  // ApproximateElementCount(): distinct keys estimated from the set bits.
+  double approximate_element_count = 0;
+  // Fraction of the bits that are set (0 without bits).
+  double fill_ratio = 0;
 };
 
 class BloomFilter {
@@ -78,14 +94,40 @@ class BloomFilter {
   BloomFilter& operator=(BloomFilter&& other) noexcept;
   ~BloomFilter();
 
+  // REQUIRES: no other call on this filter runs concurrently.
   void Add(const Slice& key);
+  // Add that may run concurrently with other AddConcurrently calls,
+  // MightContain and every const method: bits are set with atomic
+  // read-modify-writes.
+  void AddConcurrently(const Slice& key);
   // False only if `key` was definitely never added.
   bool MightContain(const Slice& key) const;
 
   // The same, for a key already hashed with XXH3-64 (seed 0); mixing hashes
   // from another function with Add/MightContain gives wrong answers.
   void AddHash(uint64_t hash);
+  void AddHashConcurrently(uint64_t hash);
   bool MightContainHash(uint64_t hash) const;
+
+  // True if `other` has this filter's shape (number of bits and probes per
+  // key), so that the two can be merged.
+  bool IsCompatible(const BloomFilter& other) const;
+
+  // Adds every key of `other` to this filter (the bitwise OR of the two;
+  // Guava's putAll): afterwards this filter may contain every key either
+  // did. items_added becomes the sum (duplicates across the two count
+  // twice); capacity stays this filter's. InvalidArgument, and no change, if
+  // the shapes differ (IsCompatible) or `other` is this filter.
+  Status Merge(const BloomFilter& other);
+
+  // Estimated number of distinct keys added, from the fraction of set bits
+  // (Swamidass and Baldi's estimator, for this layout: docs/filters.md).
+  // Duplicates are not counted, unlike items_added; the estimate is good to
+  // a few percent up to several times the capacity and degrades as the
+  // filter saturates. 0 for an empty filter or one without bits; +infinity
+  // once every bit is set (nothing can be told then). Reads every bit:
+  // O(size).
+  double ApproximateElementCount() const;
 
   // Appends the encoding of this filter to *dst.
   void Serialize(std::string* dst) const;
@@ -98,6 +140,13 @@ class BloomFilter {
   // milliseconds: call it for reporting, not per lookup.
   BloomFilterInfo Info() const;
 
+  // The cheap parts of Info().
+  uint64_t capacity() const { return capacity_; }
+  uint64_t items_added() const {
+    return items_added_.load(std::memory_order_relaxed);
+  }
+  uint64_t bit_count() const { return num_lines_ * 512; }
+
  private:
   struct FreeLines {
     void operator()(char* p) const;
@@ -105,9 +154,14 @@ class BloomFilter {
 
   BloomFilter(uint64_t capacity, uint64_t num_lines, int num_probes);
 
+  // Counts of set bits and of lines, read with atomic loads.
+  uint64_t CountSetBits() const;
+
   uint64_t capacity_ = 0;
   uint64_t num_lines_ = 0;
-  uint64_t items_added_ = 0;
+  // Relaxed atomic: AddConcurrently increments it with fetch_add, Add with a
+  // plain load and store (it has exclusive access).
+  std::atomic<uint64_t> items_added_{0};
   int num_probes_ = 0;
   // num_lines_ * 64 bytes, 64-byte aligned; null when num_lines_ == 0.
   std::unique_ptr<char[], FreeLines> lines_;

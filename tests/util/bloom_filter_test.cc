@@ -1,6 +1,7 @@
 // Tests of the standalone bloomkv::BloomFilter: no false negatives, sizing
-// and argument clamping, Info(), copy/move, and the serialization's
-// resistance to corrupt and truncated input.
+// and argument clamping, Info(), copy/move, merging, the estimate of distinct
+// keys, and the serialization's resistance to corrupt and truncated input.
+// Concurrent adds are tested in bloom_filter_concurrency_test.cc.
 #include "bloomkv/bloom_filter.h"
 
 #include <gtest/gtest.h>
@@ -316,6 +317,111 @@ TEST(BloomFilterTest, CorruptionMessagesSayWhatIsWrong) {
   bad = good;
   for (int i = 28; i < 36; i++) bad[i] = '\xFF';
   EXPECT_NE(message(bad).find("size mismatch"), std::string::npos);
+}
+
+TEST(BloomFilterTest, AddConcurrentlySetsTheSameBitsAsAdd) {
+  BloomFilter a = BloomFilter::ForCapacity(5000, 0.01);
+  BloomFilter b = BloomFilter::ForCapacity(5000, 0.01);
+  for (uint64_t i = 0; i < 5000; i++) {
+    a.Add(Key("c", i));
+    b.AddConcurrently(Key("c", i));
+  }
+  EXPECT_EQ(Serialized(a), Serialized(b));
+  b.AddHashConcurrently(KeyHash("hashed"));
+  EXPECT_TRUE(b.MightContain("hashed"));
+  EXPECT_EQ(b.Info().items_added, 5001u);
+}
+
+// The merge of two filters is the filter of the union of their keys.
+TEST(BloomFilterTest, MergeIsTheFilterOfTheUnion) {
+  for (uint64_t seed : kSeeds) {
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    std::mt19937_64 rng(seed);
+    BloomFilter left = BloomFilter::ForCapacity(4000, 0.01);
+    BloomFilter right = BloomFilter::ForCapacity(4000, 0.01);
+    BloomFilter both = BloomFilter::ForCapacity(4000, 0.01);
+    ASSERT_TRUE(left.IsCompatible(right));
+    std::vector<std::string> keys;
+    for (int i = 0; i < 3000; i++) {
+      keys.push_back(Key("m", rng()));
+      ((rng() & 1) != 0 ? left : right).Add(keys.back());
+      both.Add(keys.back());
+    }
+    const uint64_t right_items = right.Info().items_added;
+    ASSERT_TRUE(left.Merge(right).ok());
+    for (const auto& k : keys) ASSERT_TRUE(left.MightContain(k)) << k;
+    EXPECT_EQ(left.Info().items_added, 3000u);
+    EXPECT_EQ(right.Info().items_added, right_items);  // other is unchanged
+    EXPECT_EQ(Serialized(left), Serialized(both));
+  }
+}
+
+TEST(BloomFilterTest, MergeRejectsOtherShapesAndItself) {
+  BloomFilter f = BloomFilter::ForCapacity(1000, 0.01);
+  f.Add("x");
+  const std::string before = Serialized(f);
+  // Same capacity, other rate: other probe count and size.
+  BloomFilter other_rate = BloomFilter::ForCapacity(1000, 0.001);
+  other_rate.Add("y");
+  Status s = f.Merge(other_rate);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(s.ToString().find("different shapes"), std::string::npos)
+      << s.ToString();
+  // Same probe count, other size.
+  BloomFilter other_size = BloomFilter::ForCapacity(100000, 0.01);
+  EXPECT_FALSE(f.IsCompatible(other_size));
+  EXPECT_TRUE(f.Merge(other_size).IsInvalidArgument());
+  s = f.Merge(f);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_EQ(Serialized(f), before);
+
+  // Filters of the same shape made differently are compatible.
+  BloomFilter a = BloomFilter::WithBitsPerKey(1000, 10);
+  BloomFilter b = BloomFilter::WithBitsPerKey(1010, 10);
+  EXPECT_TRUE(a.IsCompatible(b));
+  EXPECT_TRUE(a.Merge(b).ok());
+  // Two empty filters have the same (empty) shape.
+  BloomFilter e1, e2;
+  EXPECT_TRUE(e1.Merge(e2).ok());
+}
+
+// Swamidass-Baldi for the blocked layout: the estimate tracks distinct keys
+// closely up to a few times the capacity, and duplicates do not count.
+TEST(BloomFilterTest, ApproximateElementCountTracksDistinctKeys) {
+  EXPECT_EQ(BloomFilter().ApproximateElementCount(), 0.0);
+  BloomFilter f = BloomFilter::ForCapacity(100000, 0.01);
+  EXPECT_EQ(f.ApproximateElementCount(), 0.0);
+  uint64_t added = 0;
+  for (uint64_t target : {1000, 10000, 100000, 300000}) {
+    SCOPED_TRACE("keys=" + std::to_string(target));
+    for (; added < target; added++) f.Add(Key("d", added));
+    const double estimate = f.ApproximateElementCount();
+    EXPECT_NEAR(estimate, static_cast<double>(target), 0.02 * target);
+    EXPECT_EQ(f.Info().approximate_element_count, estimate);
+  }
+  // Adding every key again changes no bit and so not the estimate, while
+  // items_added counts every call.
+  const double estimate = f.ApproximateElementCount();
+  for (uint64_t i = 0; i < added; i++) f.Add(Key("d", i));
+  EXPECT_EQ(f.ApproximateElementCount(), estimate);
+  EXPECT_EQ(f.Info().items_added, 2 * added);
+
+  // A small filter and a one-line filter are estimated as well.
+  for (uint64_t capacity : {1, 10, 100}) {
+    SCOPED_TRACE("capacity=" + std::to_string(capacity));
+    BloomFilter small = BloomFilter::WithBitsPerKey(capacity, 10);
+    for (uint64_t i = 0; i < capacity; i++) small.Add(Key("s", i));
+    EXPECT_NEAR(small.ApproximateElementCount(), capacity,
+                0.3 * capacity + 1.0);
+  }
+}
+
+TEST(BloomFilterTest, ApproximateElementCountOfASaturatedFilterIsInfinite) {
+  BloomFilter f = BloomFilter::WithBitsPerKey(1, 1);  // 1 line, 1 probe
+  ASSERT_EQ(f.Info().bit_count, 512u);
+  for (uint64_t i = 0; i < 100000; i++) f.Add(Key("sat", i));
+  EXPECT_EQ(f.Info().fill_ratio, 1.0);
+  EXPECT_TRUE(std::isinf(f.ApproximateElementCount()));
 }
 
 TEST(BloomFilterTest, ForCapacityDeliversTheRequestedRate) {

@@ -1,6 +1,7 @@
 // Writes the seed corpora of the fuzz targets: small valid inputs made by
 // the real writers (SegmentBuilder, BlockBuilder, log::Writer,
-// VersionEdit::EncodeTo, WriteBatch) plus a few damaged copies.
+// VersionEdit::EncodeTo, WriteBatch, the filters' Serialize) plus a few
+// damaged copies.
 //
 //   fuzz_make_seeds <corpus dir>   (writes <corpus dir>/<target>/<name>)
 //
@@ -15,7 +16,10 @@
 #include <string>
 #include <vector>
 
+#include "bloomkv/bloom_filter.h"
+#include "bloomkv/cuckoo_filter.h"
 #include "bloomkv/filter_policy.h"
+#include "bloomkv/scalable_bloom_filter.h"
 #include "bloomkv/static_filter.h"
 #include "bloomkv/write_batch.h"
 #include "db/log_writer.h"
@@ -221,6 +225,91 @@ void BinaryFuseSeeds() {
   Write("binary_fuse", "valid-static-filter-empty", empty);
 }
 
+// bloom_filter: encodings to decode (byte 0 = 0 mod 3), scalable scripts
+// (1 mod 3) and merge scripts (2 mod 3).
+void BloomFilterSeeds() {
+  const std::string t = "bloom_filter";
+  BloomFilter bloom = BloomFilter::WithBitsPerKey(20, 10);
+  for (int i = 0; i < 20; i++) bloom.Add("key" + std::to_string(i));
+  std::string enc(1, '\0');
+  bloom.Serialize(&enc);
+  WriteWithDamage(t, "bloom", enc);
+  enc.assign(1, '\0');
+  BloomFilter().Serialize(&enc);
+  Write(t, "valid-bloom-empty", enc);
+
+  ScalableBloomFilterOptions o;
+  o.capacity = 4;
+  ScalableBloomFilter scalable;
+  if (!ScalableBloomFilter::Create(o, &scalable).ok()) std::exit(1);
+  for (int i = 0; i < 20; i++) {
+    if (!scalable.Add("key" + std::to_string(i)).ok()) std::exit(1);
+  }
+  enc.assign(1, '\0');
+  scalable.Serialize(&enc);
+  WriteWithDamage(t, "scalable", enc);
+  enc.assign(1, '\0');
+  ScalableBloomFilter().Serialize(&enc);
+  Write(t, "valid-scalable-default", enc);
+
+  auto script = [](char mode, unsigned char b1, unsigned char b2, int keys) {
+    std::string s;
+    s.push_back(mode);
+    s.push_back(static_cast<char>(b1));
+    if (mode == 1) s.push_back(static_cast<char>(b2));
+    for (int i = 0; i < keys; i++) {
+      s.push_back(static_cast<char>(i * 7));
+      s.push_back(static_cast<char>(i % 3 == 0 ? 0x80 | i : i >> 8));
+    }
+    return s;
+  };
+  Write(t, "script-scalable-grows", script(1, 3 | (1 << 6), 2, 60));
+  Write(t, "script-scalable-non-scaling", script(1, 7 | 32, 1, 20));
+  Write(t, "script-scalable-tight-rate", script(1, 0, 4, 12));
+  Write(t, "script-merge", script(2, 40, 0, 50));
+}
+
+// cuckoo_filter: encodings to decode (byte 0 odd) and scripts (even).
+void CuckooFilterSeeds() {
+  const std::string t = "cuckoo_filter";
+  for (int bits : {7, 12, 16}) {
+    CuckooFilterOptions o;
+    o.capacity = 30;
+    o.fingerprint_bits = bits;
+    o.bucket_size = bits == 7 ? 3 : 4;
+    CuckooFilter f;
+    if (!CuckooFilter::Create(o, &f).ok()) std::exit(1);
+    for (int i = 0; i < 25; i++) {
+      if (!f.Add("key" + std::to_string(i % 20)).ok()) std::exit(1);
+    }
+    std::string enc = "\x01";
+    f.Serialize(&enc);
+    WriteWithDamage(t, "filter-" + std::to_string(bits), enc);
+  }
+  std::string empty = "\x01";
+  CuckooFilter().Serialize(&empty);
+  Write(t, "valid-filter-default", empty);
+
+  // Byte 1: bucket size and kicks, byte 2: bits, byte 3: capacity; then
+  // (operation, key) pairs.
+  auto script = [](unsigned char geometry, unsigned char bits,
+                   unsigned char capacity, int ops, int universe) {
+    std::string s;
+    s.push_back('\0');
+    s.push_back(static_cast<char>(geometry));
+    s.push_back(static_cast<char>(bits));
+    s.push_back(static_cast<char>(capacity));
+    for (int i = 0; i < ops; i++) {
+      s.push_back(static_cast<char>((i * 5) % 7 < 4 ? 0 : i % 4));
+      s.push_back(static_cast<char>((i * 13) % universe));
+    }
+    return s;
+  };
+  Write(t, "script-fills", script(3 | (31 << 3), 8, 15, 200, 40));
+  Write(t, "script-one-slot", script(0, 0, 9, 100, 30));
+  Write(t, "script-duplicates", script(1 | (4 << 3), 28, 50, 120, 3));
+}
+
 }  // namespace
 }  // namespace bloomkv::fuzz
 
@@ -236,5 +325,7 @@ int main(int argc, char** argv) {
   bloomkv::fuzz::VersionEditSeeds();
   bloomkv::fuzz::WriteBatchSeeds();
   bloomkv::fuzz::BinaryFuseSeeds();
+  bloomkv::fuzz::BloomFilterSeeds();
+  bloomkv::fuzz::CuckooFilterSeeds();
   return 0;
 }

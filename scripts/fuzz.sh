@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 seconds="${1:-60}"
-all_targets="segment_reader block log_reader version_edit write_batch http_parser"
+all_targets="segment_reader block log_reader version_edit write_batch http_parser binary_fuse bloom_filter cuckoo_filter"
 read -r -a targets <<<"${BLOOMKV_FUZZ_TARGETS:-$all_targets}"
 build_dir=build/fuzz
 

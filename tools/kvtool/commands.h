@@ -15,6 +15,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace bloomkv {
 class DB;
@@ -136,6 +137,49 @@ int RunRepair(const Context& ctx, const std::string& db);
 // flush first unless told not to.
 int RunCheckpoint(const Context& ctx, const std::string& db,
                   const std::string& dir, bool flush);
+
+// ---- standalone filter files (filter_commands.cc) -------------------------
+// A filter file holds one serialized BloomFilter, ScalableBloomFilter,
+// CuckooFilter or StaticFilter (binary fuse); its magic says which.
+
+// How `filter build` sizes the filter; unset fields take the kind's
+// defaults (docs/kvtool.md). Fields that do not apply to the kind are a
+// usage error.
+struct FilterBuildOptions {
+  std::optional<uint64_t> capacity;     // default: the number of keys read
+  std::optional<double> fp_rate;        // bloom, scalable, cuckoo
+  std::optional<double> bits_per_key;   // bloom, instead of fp_rate
+  std::optional<uint32_t> expansion;    // scalable
+  bool non_scaling = false;             // scalable
+  std::optional<int> bucket_size;       // cuckoo
+  std::optional<int> fingerprint_bits;  // cuckoo (4..32), fuse (8 or 16)
+  std::optional<int> max_kicks;         // cuckoo
+};
+
+// Builds a filter of `kind` ("bloom", "scalable", "cuckoo", "fuse") from the
+// keys in key_file ("-" = stdin; one key per line, empty lines rejected) and
+// writes it to `out` (replaced atomically). A non-scaling or cuckoo filter
+// that cannot hold every key is exit code 7 and writes nothing.
+int RunFilterBuild(const Context& ctx, const std::string& kind,
+                   const std::string& key_file, const std::string& out,
+                   const FilterBuildOptions& options);
+
+// Answers "maybe present" or "absent" for each key (the arguments, then the
+// lines of keys_file if given). Exit code 0 if every key may be present, 1
+// if some key is definitely absent (the answers are printed either way, no
+// error line).
+int RunFilterQuery(const Context& ctx, const std::string& filter,
+                   const std::vector<std::string>& keys,
+                   const std::optional<std::string>& keys_file);
+
+// Kind, capacity, size, bits per key, items and estimated distinct items,
+// target and estimated false-positive rates, and the kind's own geometry.
+int RunFilterInfo(const Context& ctx, const std::string& filter);
+
+// Writes the union of two bloom filters of the same shape to `out`
+// (BloomFilter::Merge). Other kinds and other shapes are usage errors.
+int RunFilterMerge(const Context& ctx, const std::string& a,
+                   const std::string& b, const std::string& out);
 
 }  // namespace bloomkv::kvtool
 

@@ -18,10 +18,12 @@ namespace bloomkv::kvtool {
 enum ExitCode : int {
   kExitOk = 0,
   // `get`: the key is absent. `verify`: corruption was found (and listed).
+  // `filter query`: at least one key is definitely absent.
   kExitNotFoundOrDamaged = 1,
   // Unknown subcommand or flag, bad argument, malformed `load` input.
   kExitUsage = 2,
-  // The path does not exist, or is not a bloomkv database / segment file.
+  // The path does not exist, or is not a bloomkv database / segment file /
+  // filter file.
   kExitNotADatabase = 3,
   // A file the command needs is corrupt.
   kExitCorruption = 4,

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tools/kvtool/bulk_load.h"
 #include "tools/kvtool/commands.h"
@@ -28,7 +29,9 @@ constexpr char kDescription[] =
     "kvtool: inspect, verify, explain and edit bloomkv databases.\n"
     "DB is a database directory, FILE a single segment (.seg) file.\n"
     "Read-only subcommands (info, segments, segment, get, scan, dump, "
-    "explain, verify, filter-check) never change a byte on disk.";
+    "explain, verify, filter-check) never change a byte on disk.\n"
+    "'filter' works on standalone filter files (bloom, scalable, cuckoo, "
+    "fuse) without a database.";
 
 struct Args {
   std::string db;
@@ -49,6 +52,14 @@ struct Args {
   std::optional<std::string> from;
   std::optional<std::string> to;
   CapacityArgs capacity;
+  // filter subcommands
+  std::string kind;
+  std::string filter;
+  std::string other_filter;
+  std::string out;
+  std::vector<std::string> keys;
+  std::optional<std::string> keys_file;
+  FilterBuildOptions filter_build;
 };
 
 void AddJson(CLI::App* sub, Args* a) {
@@ -228,6 +239,68 @@ int Run(int argc, char** argv) {
       ->check(CLI::Range(0.01, 2.0));
   AddJson(capacity, &a);
 
+  CLI::App* filter = app.add_subcommand(
+      "filter",
+      "Standalone filter files: build from a key file, query, info, merge "
+      "(see 'kvtool filter --help')");
+  filter->require_subcommand(1);
+  CLI::App* fbuild = filter->add_subcommand(
+      "build",
+      "Build a filter of KIND (bloom, scalable, cuckoo, fuse) from KEYFILE "
+      "(one key per line, '-' = stdin) into OUT");
+  fbuild->add_option("KIND", a.kind, "bloom, scalable, cuckoo or fuse")
+      ->required();
+  fbuild->add_option("KEYFILE", a.input, "Keys, one per line; - for stdin")
+      ->required();
+  fbuild->add_option("OUT", a.out, "Filter file to write (replaced)")
+      ->required();
+  FilterBuildOptions& fo = a.filter_build;
+  fbuild->add_option("--capacity", fo.capacity,
+                     "Keys it is sized for (default: the keys read; "
+                     "scalable: of the first sub-filter)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
+  fbuild->add_option("--fp-rate", fo.fp_rate,
+                     "Target false-positive rate (default 0.01)")
+      ->check(CLI::Range(1e-9, 0.5));
+  fbuild->add_option("--bits-per-key", fo.bits_per_key,
+                     "bloom: size by bits per key instead of --fp-rate")
+      ->check(CLI::Range(1.0, 100.0));
+  fbuild->add_option("--expansion", fo.expansion,
+                     "scalable: capacity growth of each new sub-filter "
+                     "(default 2)");
+  fbuild->add_flag("--non-scaling", fo.non_scaling,
+                   "scalable: never grow; fail when full");
+  fbuild->add_option("--bucket-size", fo.bucket_size,
+                     "cuckoo: slots per bucket, 1..8 (default 4)");
+  fbuild->add_option("--fingerprint-bits", fo.fingerprint_bits,
+                     "cuckoo: 4..32 (default: from --fp-rate); fuse: 8 or "
+                     "16 (default 8)");
+  fbuild->add_option("--max-kicks", fo.max_kicks,
+                     "cuckoo: relocations per add, 1..65535 (default 500)");
+  AddJson(fbuild, &a);
+  CLI::App* fquery = filter->add_subcommand(
+      "query",
+      "Is each KEY maybe present or definitely absent? Exit code 1 if "
+      "some key is absent");
+  fquery->add_option("FILTER", a.filter, "Filter file")->required();
+  fquery->add_option("KEY", a.keys, "Keys to look up");
+  fquery->add_option("--keys-file", a.keys_file,
+                     "More keys, one per line ('-' = stdin)");
+  AddJson(fquery, &a);
+  CLI::App* finfo = filter->add_subcommand(
+      "info",
+      "Kind, capacity, size, bits per key, items (recorded and "
+      "estimated), target and estimated false-positive rate");
+  finfo->add_option("FILTER", a.filter, "Filter file")->required();
+  AddJson(finfo, &a);
+  CLI::App* fmerge = filter->add_subcommand(
+      "merge", "Write the union of two bloom filters of the same shape");
+  fmerge->add_option("A", a.filter, "Bloom filter file")->required();
+  fmerge->add_option("B", a.other_filter, "Bloom filter file")->required();
+  fmerge->add_option("OUT", a.out, "Filter file to write (replaced)")
+      ->required();
+  AddJson(fmerge, &a);
+
   // CLI11 would call an unknown subcommand an unexpected argument, or say
   // that a subcommand is required; name the actual mistake instead.
   if (argc > 1 && argv[1][0] != '-') {
@@ -239,6 +312,18 @@ int Run(int argc, char** argv) {
       return Fail(std::cerr, kExitUsage,
                   std::string("unknown subcommand '") + argv[1] +
                       "' (see 'kvtool --help')");
+    }
+  }
+
+  if (argc > 2 && std::string(argv[1]) == "filter" && argv[2][0] != '-') {
+    bool known = false;
+    for (const CLI::App* sub : filter->get_subcommands({})) {
+      if (sub->get_name() == argv[2]) known = true;
+    }
+    if (!known) {
+      return Fail(std::cerr, kExitUsage,
+                  std::string("unknown filter subcommand '") + argv[2] +
+                      "' (see 'kvtool filter --help')");
     }
   }
 
@@ -295,6 +380,14 @@ int Run(int argc, char** argv) {
     lo.progress = ::isatty(STDOUT_FILENO) == 1;
     lo.batch_records = a.batch;
     return RunLoad(ctx, a.db, a.input, lo);
+  }
+  if (fbuild->parsed()) {
+    return RunFilterBuild(ctx, a.kind, a.input, a.out, a.filter_build);
+  }
+  if (fquery->parsed()) return RunFilterQuery(ctx, a.filter, a.keys, a.keys_file);
+  if (finfo->parsed()) return RunFilterInfo(ctx, a.filter);
+  if (fmerge->parsed()) {
+    return RunFilterMerge(ctx, a.filter, a.other_filter, a.out);
   }
   if (repair->parsed()) return RunRepair(ctx, a.db);
   if (checkpoint->parsed()) {

@@ -20,6 +20,10 @@
 // the false-positive rate measured with 10^7 absent keys, the bound
 // log2(1/rate) at that rate, build ns per key and peak temporary build
 // memory per key (docs/filters.md, "Binary fuse filters: measurements").
+// `filter_bench --standalone_table` compares the standalone filters
+// (bloom, scalable, cuckoo, fuse) at 1% and 0.1%: bits per key, build and
+// query ns, measured rate (docs/filters.md, "Standalone filters: measured").
+// BM_BloomFilterAddConcurrently* show the cost of thread-safe adds.
 //
 // Thread-safety: single-threaded.
 #include <benchmark/benchmark.h>
@@ -34,7 +38,10 @@
 #include <vector>
 
 #include "bloomkv/bloom_filter.h"
+#include "bloomkv/cuckoo_filter.h"
 #include "bloomkv/filter_policy.h"
+#include "bloomkv/scalable_bloom_filter.h"
+#include "bloomkv/static_filter.h"
 #include "util/binary_fuse.h"
 #include "util/blocked_bloom.h"
 
@@ -518,6 +525,123 @@ void PrintProbeTable() {
   }
 }
 
+// --standalone_table [keys]: the standalone filters an application uses
+// (BloomFilter, ScalableBloomFilter, CuckooFilter, StaticFilter) sized for
+// `keys` keys (default 10^6) at a 1% and a 0.1% target: bits per key of
+// memory, build ns per key (adds of precomputed hashes, allocation
+// included), ns per probe of a present and an absent key (random order,
+// hash given), and the false-positive rate measured with 10^7 absent keys.
+// The scalable filter is shown twice: sized right (one sub-filter) and
+// grown from a tenth of the keys (4 sub-filters at expansion 2).
+void PrintStandaloneTable(uint64_t keys) {
+  constexpr uint64_t kFpProbes = 10000000;
+  constexpr uint64_t kTimedProbes = 4000000;
+  std::vector<uint64_t> hashes(keys);
+  for (uint64_t i = 0; i < keys; i++) hashes[i] = Mix(i);
+  using Clock = std::chrono::steady_clock;
+  auto ns_since = [](Clock::time_point start, uint64_t n) {
+    return std::chrono::duration<double, std::nano>(Clock::now() - start)
+               .count() /
+           static_cast<double>(n);
+  };
+  std::printf(
+      "| filter | target | bits/key | build ns/key | query present ns | "
+      "query absent ns | FP measured |\n");
+  std::printf("|---|---|---|---|---|---|---|\n");
+  // One row: `build` fills a filter and returns a function giving its
+  // memory in bytes (called after the timing: Info() runs the theory);
+  // `probe` answers for a hash.
+  auto row = [&](const char* name, const std::string& target, auto build,
+                 auto probe) {
+    const auto start = Clock::now();
+    const auto memory = build();
+    const double build_ns = ns_since(start, keys);
+    const uint64_t bytes = memory();
+    uint64_t sink = 0;
+    IndexPicker pick(keys);
+    auto t = Clock::now();
+    for (uint64_t i = 0; i < kTimedProbes; i++) sink += probe(Mix(pick.Next()));
+    const double present_ns = ns_since(t, kTimedProbes);
+    if (sink != kTimedProbes) {
+      std::fprintf(stderr, "%s: false negative\n", name);
+      std::abort();
+    }
+    t = Clock::now();
+    for (uint64_t i = 0; i < kTimedProbes; i++) {
+      sink += probe(Mix(pick.Next() + kAbsentOffset));
+    }
+    const double absent_ns = ns_since(t, kTimedProbes);
+    uint64_t positives = 0;
+    for (uint64_t i = 0; i < kFpProbes; i++) {
+      positives += probe(Mix(i + 2 * kAbsentOffset));
+    }
+    std::printf("| %s | %s | %.2f | %.1f | %.1f | %.1f | %.4f%% |\n", name,
+                target.c_str(), 8.0 * static_cast<double>(bytes) /
+                                    static_cast<double>(keys),
+                build_ns, present_ns, absent_ns,
+                100.0 * static_cast<double>(positives) / kFpProbes);
+    std::fflush(stdout);
+  };
+  for (double p : {0.01, 0.001}) {
+    char target[16];
+    std::snprintf(target, sizeof(target), "%g%%", p * 100);
+    BloomFilter bloom;
+    row("bloom", target,
+        [&] {
+          bloom = BloomFilter::ForCapacity(keys, p);
+          for (uint64_t h : hashes) bloom.AddHash(h);
+          return [&] { return bloom.bit_count() / 8; };
+        },
+        [&](uint64_t h) { return bloom.MightContainHash(h); });
+    row("bloom, AddConcurrently", target,
+        [&] {
+          bloom = BloomFilter::ForCapacity(keys, p);
+          for (uint64_t h : hashes) bloom.AddHashConcurrently(h);
+          return [&] { return bloom.bit_count() / 8; };
+        },
+        [&](uint64_t h) { return bloom.MightContainHash(h); });
+    for (uint64_t divisor : {1, 10}) {
+      ScalableBloomFilter scalable;
+      row(divisor == 1 ? "scalable, capacity n" : "scalable, capacity n/10",
+          target,
+          [&] {
+            ScalableBloomFilterOptions o;
+            o.capacity = keys / divisor;
+            o.fp_rate = p;
+            if (!ScalableBloomFilter::Create(o, &scalable).ok()) std::abort();
+            for (uint64_t h : hashes) {
+              if (!scalable.AddHash(h).ok()) std::abort();
+            }
+            return [&] { return scalable.Info().bytes; };
+          },
+          [&](uint64_t h) { return scalable.MightContainHash(h); });
+    }
+    CuckooFilter cuckoo;
+    row("cuckoo, 4 slots/bucket", target,
+        [&] {
+          CuckooFilterOptions o;
+          o.capacity = keys;
+          o.fp_rate = p;
+          if (!CuckooFilter::Create(o, &cuckoo).ok()) std::abort();
+          for (uint64_t h : hashes) {
+            if (!cuckoo.AddHash(h).ok()) std::abort();
+          }
+          return [&] { return cuckoo.Info().bytes; };
+        },
+        [&](uint64_t h) { return cuckoo.MightContainHash(h); });
+  }
+  for (int bits : {8, 16}) {
+    StaticFilter fuse;
+    row(bits == 8 ? "fuse8 (StaticFilter)" : "fuse16 (StaticFilter)",
+        bits == 8 ? "0.39% (fixed)" : "0.0015% (fixed)",
+        [&] {
+          fuse = StaticFilter::BuildFromHashes(hashes.data(), keys, bits);
+          return [&] { return fuse.bytes(); };
+        },
+        [&](uint64_t h) { return fuse.MightContainHash(h); });
+  }
+}
+
 }  // namespace
 }  // namespace bloomkv
 
@@ -525,6 +649,12 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; i++) {
     if (std::strcmp(argv[i], "--probe_table") == 0) {
       bloomkv::PrintProbeTable();
+      return 0;
+    }
+    if (std::strcmp(argv[i], "--standalone_table") == 0) {
+      const uint64_t keys =
+          i + 1 < argc ? std::strtoull(argv[i + 1], nullptr, 10) : 1000000;
+      bloomkv::PrintStandaloneTable(keys);
       return 0;
     }
     if (std::strcmp(argv[i], "--space_table") == 0) {

@@ -287,7 +287,10 @@ BENCHMARK(BM_BloomFilterAddConcurrently)
     ->Arg(kLargeKeys)
     ->Iterations(1)
     ->Unit(benchmark::kSecond);
-BENCHMARK(BM_BloomFilterAddConcurrentlyThreads)->Threads(1)->Threads(2)->UseRealTime();
+BENCHMARK(BM_BloomFilterAddConcurrentlyThreads)
+    ->Threads(1)
+    ->Threads(2)
+    ->UseRealTime();
 BENCHMARK_TEMPLATE(BM_PolicyKeyMayMatch, true)
     ->Arg(kSmallKeys)
     ->Arg(kLargeKeys);
@@ -576,8 +579,8 @@ void PrintStandaloneTable(uint64_t keys) {
       positives += probe(Mix(i + 2 * kAbsentOffset));
     }
     std::printf("| %s | %s | %.2f | %.1f | %.1f | %.1f | %.4f%% |\n", name,
-                target.c_str(), 8.0 * static_cast<double>(bytes) /
-                                    static_cast<double>(keys),
+                target.c_str(),
+                8.0 * static_cast<double>(bytes) / static_cast<double>(keys),
                 build_ns, present_ns, absent_ns,
                 100.0 * static_cast<double>(positives) / kFpProbes);
     std::fflush(stdout);
@@ -586,14 +589,16 @@ void PrintStandaloneTable(uint64_t keys) {
     char target[16];
     std::snprintf(target, sizeof(target), "%g%%", p * 100);
     BloomFilter bloom;
-    row("bloom", target,
+    row(
+        "bloom", target,
         [&] {
           bloom = BloomFilter::ForCapacity(keys, p);
           for (uint64_t h : hashes) bloom.AddHash(h);
           return [&] { return bloom.bit_count() / 8; };
         },
         [&](uint64_t h) { return bloom.MightContainHash(h); });
-    row("bloom, AddConcurrently", target,
+    row(
+        "bloom, AddConcurrently", target,
         [&] {
           bloom = BloomFilter::ForCapacity(keys, p);
           for (uint64_t h : hashes) bloom.AddHashConcurrently(h);
@@ -602,7 +607,8 @@ void PrintStandaloneTable(uint64_t keys) {
         [&](uint64_t h) { return bloom.MightContainHash(h); });
     for (uint64_t divisor : {1, 10}) {
       ScalableBloomFilter scalable;
-      row(divisor == 1 ? "scalable, capacity n" : "scalable, capacity n/10",
+      row(
+          divisor == 1 ? "scalable, capacity n" : "scalable, capacity n/10",
           target,
           [&] {
             ScalableBloomFilterOptions o;
@@ -617,7 +623,8 @@ void PrintStandaloneTable(uint64_t keys) {
           [&](uint64_t h) { return scalable.MightContainHash(h); });
     }
     CuckooFilter cuckoo;
-    row("cuckoo, 4 slots/bucket", target,
+    row(
+        "cuckoo, 4 slots/bucket", target,
         [&] {
           CuckooFilterOptions o;
           o.capacity = keys;
@@ -632,7 +639,8 @@ void PrintStandaloneTable(uint64_t keys) {
   }
   for (int bits : {8, 16}) {
     StaticFilter fuse;
-    row(bits == 8 ? "fuse8 (StaticFilter)" : "fuse16 (StaticFilter)",
+    row(
+        bits == 8 ? "fuse8 (StaticFilter)" : "fuse16 (StaticFilter)",
         bits == 8 ? "0.39% (fixed)" : "0.0015% (fixed)",
         [&] {
           fuse = StaticFilter::BuildFromHashes(hashes.data(), keys, bits);

@@ -142,8 +142,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   switch (data[0] % 3) {
     case 0:
-      bloomkv::fuzz::CheckDecode(bloomkv::Slice(
-          reinterpret_cast<const char*>(data + 1), size - 1));
+      bloomkv::fuzz::CheckDecode(
+          bloomkv::Slice(reinterpret_cast<const char*>(data + 1), size - 1));
       break;
     case 1:
       bloomkv::fuzz::CheckScalable(data + 1, size - 1);

@@ -125,8 +125,8 @@ void CheckScript(const uint8_t* data, size_t size) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   if ((data[0] & 1) != 0) {
-    bloomkv::fuzz::CheckDecode(bloomkv::Slice(
-        reinterpret_cast<const char*>(data + 1), size - 1));
+    bloomkv::fuzz::CheckDecode(
+        bloomkv::Slice(reinterpret_cast<const char*>(data + 1), size - 1));
   } else {
     bloomkv::fuzz::CheckScript(data + 1, size - 1);
   }

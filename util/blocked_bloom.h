@@ -136,8 +136,8 @@ inline bool LineMayContainAtomic(const char* line, uint64_t hash, int k) {
   uint64_t all = 1;
   for (int i = 0; i < k; i++) {
     const uint32_t b = ProbeBit(hash, i);
-    const uint64_t w =
-        std::atomic_ref<uint64_t>(words[b >> 6]).load(std::memory_order_relaxed);
+    const uint64_t w = std::atomic_ref<uint64_t>(words[b >> 6])
+                           .load(std::memory_order_relaxed);
     if constexpr (std::endian::native == std::endian::little) {
       all &= w >> (b & 63);
     } else {

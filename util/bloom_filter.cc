@@ -129,8 +129,9 @@ BloomFilter& BloomFilter::operator=(BloomFilter&& other) noexcept {
   if (this != &other) {
     capacity_ = std::exchange(other.capacity_, 0);
     num_lines_ = std::exchange(other.num_lines_, 0);
-    items_added_.store(other.items_added_.exchange(0, std::memory_order_relaxed),
-                       std::memory_order_relaxed);
+    items_added_.store(
+        other.items_added_.exchange(0, std::memory_order_relaxed),
+        std::memory_order_relaxed);
     num_probes_ = std::exchange(other.num_probes_, 0);
     lines_ = std::move(other.lines_);
   }
@@ -326,10 +327,10 @@ BloomFilterInfo BloomFilter::Info() const {
         bb::TheoreticalFpRate(num_lines_, items, num_probes_);
   }
   info.approximate_element_count = ApproximateElementCount();
-  info.fill_ratio =
-      info.bit_count == 0 ? 0.0
-                          : static_cast<double>(CountSetBits()) /
-                                static_cast<double>(info.bit_count);
+  info.fill_ratio = info.bit_count == 0
+                        ? 0.0
+                        : static_cast<double>(CountSetBits()) /
+                              static_cast<double>(info.bit_count);
   return info;
 }
 

@@ -146,12 +146,13 @@ Status CuckooFilter::Create(const CuckooFilterOptions& options,
   const auto num_buckets = static_cast<uint64_t>(buckets);
   // The rate at capacity: both buckets of an absent key are about as full
   // as the filter.
-  const double occupied = 2.0 * static_cast<double>(o.capacity) /
-                          static_cast<double>(num_buckets);
+  const double occupied =
+      2.0 * static_cast<double>(o.capacity) / static_cast<double>(num_buckets);
   int bits = o.fingerprint_bits;
   if (bits == 0) {
     bits = kMinFingerprintBits;
-    while (bits < kMaxFingerprintBits && MatchRate(bits, occupied) > o.fp_rate) {
+    while (bits < kMaxFingerprintBits &&
+           MatchRate(bits, occupied) > o.fp_rate) {
       bits++;
     }
     if (MatchRate(bits, occupied) > o.fp_rate) {
@@ -219,25 +220,23 @@ uint64_t CuckooFilter::AltBucket(uint64_t bucket, uint32_t fingerprint) const {
 }
 
 uint32_t CuckooFilter::Slot(uint64_t bucket, int slot) const {
-  const uint64_t bit =
-      (bucket * static_cast<uint64_t>(options_.bucket_size) +
-       static_cast<uint64_t>(slot)) *
-      static_cast<uint64_t>(fingerprint_bits_);
+  const uint64_t bit = (bucket * static_cast<uint64_t>(options_.bucket_size) +
+                        static_cast<uint64_t>(slot)) *
+                       static_cast<uint64_t>(fingerprint_bits_);
   const uint64_t word = DecodeFixed64(table_.data() + (bit >> 3));
   const uint64_t mask = (uint64_t{1} << fingerprint_bits_) - 1;
   return static_cast<uint32_t>((word >> (bit & 7)) & mask);
 }
 
 void CuckooFilter::SetSlot(uint64_t bucket, int slot, uint32_t fingerprint) {
-  const uint64_t bit =
-      (bucket * static_cast<uint64_t>(options_.bucket_size) +
-       static_cast<uint64_t>(slot)) *
-      static_cast<uint64_t>(fingerprint_bits_);
+  const uint64_t bit = (bucket * static_cast<uint64_t>(options_.bucket_size) +
+                        static_cast<uint64_t>(slot)) *
+                       static_cast<uint64_t>(fingerprint_bits_);
   char* p = table_.data() + (bit >> 3);
   const unsigned shift = bit & 7;
   const uint64_t mask = ((uint64_t{1} << fingerprint_bits_) - 1) << shift;
-  const uint64_t word = (DecodeFixed64(p) & ~mask) |
-                        (uint64_t{fingerprint} << shift);
+  const uint64_t word =
+      (DecodeFixed64(p) & ~mask) | (uint64_t{fingerprint} << shift);
   EncodeFixed64(p, word);
 }
 
@@ -393,10 +392,11 @@ CuckooFilterInfo CuckooFilter::Info() const {
   info.load_factor =
       static_cast<double>(items_) / static_cast<double>(info.slots);
   const double buckets = static_cast<double>(num_buckets_);
-  info.target_fp_rate = MatchRate(
-      fingerprint_bits_, 2.0 * static_cast<double>(options_.capacity) / buckets);
-  info.estimated_fp_rate = MatchRate(
-      fingerprint_bits_, 2.0 * static_cast<double>(items_) / buckets);
+  info.target_fp_rate =
+      MatchRate(fingerprint_bits_,
+                2.0 * static_cast<double>(options_.capacity) / buckets);
+  info.estimated_fp_rate =
+      MatchRate(fingerprint_bits_, 2.0 * static_cast<double>(items_) / buckets);
   return info;
 }
 
@@ -459,12 +459,11 @@ Status CuckooFilter::Deserialize(const Slice& input, CuckooFilter* out) {
   const uint64_t table_bytes = TableBytesFor(num_buckets, bucket_size, bits);
   const uint64_t payload = size - kHeaderSize - kChecksumSize;
   if (table_bytes != payload) {
-    return Corrupt("size mismatch: header declares " +
-                       std::to_string(table_bytes) +
-                       " bytes of slots, input holds " +
-                       std::to_string(payload) +
-                       " (truncated or trailing bytes?)",
-                   kNumBucketsOffset);
+    return Corrupt(
+        "size mismatch: header declares " + std::to_string(table_bytes) +
+            " bytes of slots, input holds " + std::to_string(payload) +
+            " (truncated or trailing bytes?)",
+        kNumBucketsOffset);
   }
   const size_t checked = size - kChecksumSize;
   const uint32_t stored = DecodeFixed32(p + checked);

@@ -74,8 +74,7 @@ Status Corrupt(const std::string& what, size_t offset) {
 std::string OptionsProblem(const ScalableBloomFilterOptions& o) {
   if (o.capacity == 0) return "capacity must be at least 1";
   if (!(o.fp_rate >= kMinFpRate && o.fp_rate <= kMaxFpRate)) {
-    return "fp_rate " + std::to_string(o.fp_rate) +
-           " is outside [2e-09, 0.5]";
+    return "fp_rate " + std::to_string(o.fp_rate) + " is outside [2e-09, 0.5]";
   }
   if (o.expansion < 1 || o.expansion > kMaxExpansion) {
     return "expansion " + std::to_string(o.expansion) +
@@ -101,11 +100,11 @@ Status SubFilterShape(const ScalableBloomFilterOptions& o, size_t i,
   *rate = o.fp_rate * (1 - kTighteningRatio) *
           std::pow(kTighteningRatio, static_cast<double>(i));
   if (*rate < kMinSubFilterRate) {
-    return Status::Full(
-        "scalable bloom filter",
-        "cannot grow within the target rate: sub-filter " +
-            std::to_string(i + 1) + " would need a false-positive rate below " +
-            "1e-9 (use a larger capacity or expansion)");
+    return Status::Full("scalable bloom filter",
+                        "cannot grow within the target rate: sub-filter " +
+                            std::to_string(i + 1) +
+                            " would need a false-positive rate below " +
+                            "1e-9 (use a larger capacity or expansion)");
   }
   uint64_t c = o.capacity;
   for (size_t j = 0; j < i && c <= kMaxSubFilterCapacity; j++) c *= o.expansion;
@@ -204,8 +203,7 @@ ScalableBloomFilterInfo ScalableBloomFilter::Info() const {
   for (size_t i = 0; i < filters_.size(); i++) {
     ScalableBloomSubFilterInfo sub;
     uint64_t capacity = 0;
-    Status s =
-        SubFilterShape(options_, i, &capacity, &sub.target_fp_rate);
+    Status s = SubFilterShape(options_, i, &capacity, &sub.target_fp_rate);
     s.PermitUncheckedError();  // Every stored sub-filter passed this check.
     sub.bloom = filters_[i].Info();
     sub.capacity = sub.bloom.capacity;
@@ -281,8 +279,7 @@ Status ScalableBloomFilter::Deserialize(const Slice& input,
     const uint64_t length = DecodeFixed64(p + pos);
     if (length > body_end - pos - kLengthSize) {
       return Corrupt("size mismatch: sub-filter " + std::to_string(i + 1) +
-                         " declares " + std::to_string(length) +
-                         " bytes, " +
+                         " declares " + std::to_string(length) + " bytes, " +
                          std::to_string(body_end - pos - kLengthSize) +
                          " remain (truncated?)",
                      pos);
@@ -327,8 +324,7 @@ Status ScalableBloomFilter::Deserialize(const Slice& input,
     uint64_t capacity = 0;
     double rate = 0;
     if (!SubFilterShape(f.options_, i, &capacity, &rate).ok()) {
-      return Corrupt(which + " is more than these options allow",
-                     kCountOffset);
+      return Corrupt(which + " is more than these options allow", kCountOffset);
     }
     BloomFilter sub;
     const Status s = BloomFilter::Deserialize(records[i], &sub);

@@ -71,16 +71,16 @@ struct CuckooFilterOptions {
 };
 
 struct CuckooFilterInfo {
-  uint64_t capacity = 0;      // options.capacity
+  uint64_t capacity = 0;  // options.capacity
   uint64_t num_buckets = 0;
   int bucket_size = 0;
   int fingerprint_bits = 0;
   int max_kicks = 0;
-  uint64_t slots = 0;         // num_buckets * bucket_size
-  uint64_t items = 0;         // stored fingerprints, copies included
-  uint64_t bytes = 0;         // memory for the slots
-  double bits_per_key = 0;    // bytes * 8 / capacity
-  double load_factor = 0;     // items / slots
+  uint64_t slots = 0;       // num_buckets * bucket_size
+  uint64_t items = 0;       // stored fingerprints, copies included
+  uint64_t bytes = 0;       // memory for the slots
+  double bits_per_key = 0;  // bytes * 8 / capacity
+  double load_factor = 0;   // items / slots
   // Expected rate at `capacity` keys and with the items in it now.
   double target_fp_rate = 0;
   double estimated_fp_rate = 0;

@@ -92,7 +92,8 @@ TEST_F(KvtoolFilterTest, HelpListsTheFilterSubcommands) {
   EXPECT_EQ(0, r.code) << r.err;
   for (const char* sub : {"build", "query", "info", "merge"}) {
     EXPECT_NE(std::string::npos, r.out.find(std::string("  ") + sub + " "))
-        << sub << "\n" << r.out;
+        << sub << "\n"
+        << r.out;
     const test::KvtoolResult h = Run({"filter", sub, "--help"});
     EXPECT_EQ(0, h.code) << h.err;
     EXPECT_NE(std::string::npos,
@@ -114,8 +115,7 @@ TEST_F(KvtoolFilterTest, BuildEveryKindAndQueryIt) {
     test::KvtoolResult r =
         Run({"filter", "query", f, "present-0", "present-1999"});
     EXPECT_EQ(0, r.code) << r.err;
-    EXPECT_EQ("maybe-present\tpresent-0\nmaybe-present\tpresent-1999\n",
-              r.out);
+    EXPECT_EQ("maybe-present\tpresent-0\nmaybe-present\tpresent-1999\n", r.out);
     r = Run({"filter", "query", f, "--keys-file", keys});
     EXPECT_EQ(0, r.code) << r.err;
     EXPECT_EQ(2000u, CountOf(r.out, "maybe-present\t"));
@@ -126,8 +126,8 @@ TEST_F(KvtoolFilterTest, BuildEveryKindAndQueryIt) {
     EXPECT_EQ(0u, r.out.rfind("maybe-present\tpresent-7\n", 0)) << r.out;
     EXPECT_GT(CountOf(r.out, "absent\tabsent-"), 180u) << r.out;
 
-    const json j = RunJson(
-        {"filter", "query", f, "absent-1", "present-3", "--json"}, 1);
+    const json j =
+        RunJson({"filter", "query", f, "absent-1", "present-3", "--json"}, 1);
     EXPECT_EQ(kind, j["kind"]);
     EXPECT_EQ(2, j["keys"]);
     ASSERT_EQ(2u, j["results"].size());
@@ -173,9 +173,8 @@ TEST_F(KvtoolFilterTest, InfoDescribesEachKind) {
 
     const test::KvtoolResult r = Run({"filter", "info", f});
     EXPECT_EQ(0, r.code) << r.err;
-    for (const char* label :
-         {"kind:", "capacity:", "memory:", "items:", "target FP:",
-          "estimated FP:"}) {
+    for (const char* label : {"kind:", "capacity:", "memory:", "items:",
+                              "target FP:", "estimated FP:"}) {
       EXPECT_NE(std::string::npos, r.out.find(label)) << label << r.out;
     }
   }
@@ -195,11 +194,11 @@ TEST_F(KvtoolFilterTest, BuildOptionsReachTheFilter) {
   EXPECT_EQ(16, j["details"]["fingerprint_bits"]);
   EXPECT_EQ(100, j["details"]["max_kicks"]);
   EXPECT_EQ(1500, j["capacity"]);
-  j = RunJson({"filter", "info",
-               Build("scalable", keys,
-                     {"--capacity", "100", "--expansion", "3", "--fp-rate",
-                      "0.001"}),
-               "--json"});
+  j = RunJson(
+      {"filter", "info",
+       Build("scalable", keys,
+             {"--capacity", "100", "--expansion", "3", "--fp-rate", "0.001"}),
+       "--json"});
   // 100 + 300 + 900 >= 1000 keys: three sub-filters.
   EXPECT_EQ(3u, j["details"]["sub_filters"].size());
   EXPECT_EQ(100, j["details"]["initial_capacity"]);
@@ -210,8 +209,8 @@ TEST_F(KvtoolFilterTest, BuildOptionsReachTheFilter) {
   EXPECT_EQ(16, j["details"]["fingerprint_bits"]);
   // From stdin, with JSON output of the build itself.
   const std::string out = dir_.File("stdin.filter");
-  const test::KvtoolResult r = Run(
-      {"filter", "build", "bloom", "-", out, "--json"}, "a\nb\nc\n");
+  const test::KvtoolResult r =
+      Run({"filter", "build", "bloom", "-", out, "--json"}, "a\nb\nc\n");
   EXPECT_EQ(0, r.code) << r.err;
   EXPECT_EQ(3, json::parse(r.out)["items"]);
 }
@@ -221,8 +220,8 @@ TEST_F(KvtoolFilterTest, MergeTwoBloomFilters) {
   const std::string b = KeyFile("b", "b", 500);
   const std::string fa = dir_.File("a.filter"), fb = dir_.File("b.filter");
   for (const auto& [keys, out] : {std::pair{a, fa}, std::pair{b, fb}}) {
-    const test::KvtoolResult r = Run(
-        {"filter", "build", "bloom", keys, out, "--capacity", "1000"});
+    const test::KvtoolResult r =
+        Run({"filter", "build", "bloom", keys, out, "--capacity", "1000"});
     ASSERT_EQ(0, r.code) << r.err;
   }
   const std::string merged = dir_.File("merged.filter");
@@ -265,8 +264,8 @@ TEST_F(KvtoolFilterTest, BadArgumentsAreUsageErrors) {
   ExpectError(Run({"filter", "build", "bloom", keys, out, "--fp-rate", "0.1",
                    "--bits-per-key", "8"}),
               2, "not both");
-  ExpectError(Run({"filter", "build", "bloom", keys, out, "--fp-rate", "2"}),
-              2, "--fp-rate");
+  ExpectError(Run({"filter", "build", "bloom", keys, out, "--fp-rate", "2"}), 2,
+              "--fp-rate");
   ExpectError(
       Run({"filter", "build", "cuckoo", keys, out, "--bucket-size", "9"}), 2,
       "bucket_size 9");
@@ -300,9 +299,9 @@ TEST_F(KvtoolFilterTest, FiltersThatRunFullFailWithExitCode7) {
               7, "non-scaling filter is full");
   EXPECT_FALSE(std::filesystem::exists(out));
   // The same keys fit when the filter may grow.
-  EXPECT_EQ(0, Run({"filter", "build", "scalable", keys, out, "--capacity",
-                    "100"})
-                   .code);
+  EXPECT_EQ(0,
+            Run({"filter", "build", "scalable", keys, out, "--capacity", "100"})
+                .code);
 }
 
 // Damaged, truncated, foreign and missing files: one line, exit 4 for
@@ -337,8 +336,7 @@ TEST_F(KvtoolFilterTest, DamagedFilesAreOneLineErrors) {
   }
   const std::string foreign = dir_.File("foreign");
   test::WriteWholeFile(foreign, "not a filter at all\n");
-  ExpectError(Run({"filter", "info", foreign}), 3,
-              "not a bloomkv filter file");
+  ExpectError(Run({"filter", "info", foreign}), 3, "not a bloomkv filter file");
   ExpectError(Run({"filter", "query", dir_.File("missing"), "k"}), 3,
               "no such file");
   ExpectError(Run({"filter", "info", dir_.path()}), 3, "is a directory");

@@ -37,7 +37,8 @@ TEST(BloomFilterConcurrencyTest, ConcurrentAddsAndQueriesLoseNothing) {
   constexpr uint64_t kPerWriter = 20000;
   // Small enough that writers often hit the same 64-bit words.
   BloomFilter f = BloomFilter::ForCapacity(kWriters * kPerWriter, 0.01);
-  BloomFilter merged_into = BloomFilter::ForCapacity(kWriters * kPerWriter, 0.01);
+  BloomFilter merged_into =
+      BloomFilter::ForCapacity(kWriters * kPerWriter, 0.01);
 
   // published[w] = how many of writer w's keys have been added; the release
   // store after each add makes those adds happen-before a reader's acquire

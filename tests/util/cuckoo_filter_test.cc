@@ -356,8 +356,7 @@ TEST(CuckooFilterTest, EncodingLayout) {
   EXPECT_EQ(static_cast<unsigned char>(enc[40]), 0x9B);
   EXPECT_EQ(static_cast<unsigned char>(enc[41]), 0x08);
   for (size_t i = 42; i < 52; i++) EXPECT_EQ(enc[i], 0) << i;
-  EXPECT_EQ(DecodeFixed32(enc.data() + 52),
-            BlockChecksum(enc.data(), 52));
+  EXPECT_EQ(DecodeFixed32(enc.data() + 52), BlockChecksum(enc.data(), 52));
 }
 
 TEST(CuckooFilterTest, SerializationRoundTrips) {
@@ -395,8 +394,8 @@ TEST(CuckooFilterTest, EveryTruncationAndBitFlipIsCorruption) {
       std::string bad = enc;
       bad[pos] = static_cast<char>(bad[pos] ^ (1 << bit));
       const Status s = CuckooFilter::Deserialize(bad, &out);
-      ASSERT_TRUE(s.IsCorruption()) << pos << "/" << bit << ": "
-                                    << s.ToString();
+      ASSERT_TRUE(s.IsCorruption())
+          << pos << "/" << bit << ": " << s.ToString();
     }
   }
   EXPECT_TRUE(CuckooFilter::Deserialize(enc + "x", &out).IsCorruption());

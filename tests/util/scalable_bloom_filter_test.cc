@@ -143,8 +143,8 @@ TEST(ScalableBloomFilterTest, FpRateStaysUnderTargetAtTenTimesCapacity) {
     double p;
     uint32_t expansion;
   };
-  for (const Case c : {Case{0.01, 2}, Case{0.01, 1}, Case{0.001, 2},
-                       Case{0.05, 4}}) {
+  for (const Case c :
+       {Case{0.01, 2}, Case{0.01, 1}, Case{0.001, 2}, Case{0.05, 4}}) {
     SCOPED_TRACE("p=" + std::to_string(c.p) +
                  " expansion=" + std::to_string(c.expansion));
     constexpr uint64_t kCapacity = 10000;
@@ -225,8 +225,7 @@ TEST(ScalableBloomFilterTest, GrowthStopsBeforeTheRateFloor) {
   uint64_t i = 0;
   for (; i < 100 && s.ok(); i++) s = f.Add(Key("g", i));
   ASSERT_TRUE(s.IsFull()) << s.ToString();
-  EXPECT_NE(s.ToString().find("below 1e-9"), std::string::npos)
-      << s.ToString();
+  EXPECT_NE(s.ToString().find("below 1e-9"), std::string::npos) << s.ToString();
   // 0.005 * 2^-i >= 1e-9 for i <= 22: 23 sub-filters of one key.
   EXPECT_EQ(f.num_filters(), 23u);
   EXPECT_EQ(f.items(), 23u);
@@ -345,8 +344,8 @@ TEST(ScalableBloomFilterTest, EveryTruncationAndBitFlipIsCorruption) {
       std::string bad = enc;
       bad[pos] = static_cast<char>(bad[pos] ^ (1 << bit));
       const Status s = ScalableBloomFilter::Deserialize(bad, &out);
-      ASSERT_TRUE(s.IsCorruption()) << pos << "/" << bit << ": "
-                                    << s.ToString();
+      ASSERT_TRUE(s.IsCorruption())
+          << pos << "/" << bit << ": " << s.ToString();
     }
   }
   EXPECT_TRUE(ScalableBloomFilter::Deserialize(enc + "x", &out).IsCorruption());

@@ -203,8 +203,7 @@ void Describe(const Context& ctx, const std::string& path,
       estimated_items = i.approximate_element_count;
       bits_per_key = i.bits_per_key;
       target = blocked_bloom::TheoreticalFpRate(
-          i.bit_count / blocked_bloom::kLineBits, i.capacity,
-          i.probes_per_key);
+          i.bit_count / blocked_bloom::kLineBits, i.capacity, i.probes_per_key);
       estimated = i.estimated_fp_rate;
       details = {{"bits", i.bit_count},
                  {"probes_per_key", i.probes_per_key},
@@ -234,21 +233,20 @@ void Describe(const Context& ctx, const std::string& path,
                         {"estimated_fp_rate", s.bloom.estimated_fp_rate}});
         rows += (rows.empty() ? "" : "; ") +
                 std::to_string(s.bloom.items_added) + "/" +
-                std::to_string(s.capacity) + " at " +
-                Percent(s.target_fp_rate);
+                std::to_string(s.capacity) + " at " + Percent(s.target_fp_rate);
       }
       details = {{"initial_capacity", i.options.capacity},
                  {"expansion", i.options.expansion},
                  {"non_scaling", i.options.non_scaling},
                  {"sub_filters", subs}};
-      text = {{"growth", "initial capacity " +
-                             std::to_string(i.options.capacity) +
-                             (i.options.non_scaling
-                                  ? ", non-scaling"
-                                  : ", expansion " +
-                                        std::to_string(i.options.expansion))},
-              {"sub-filters", std::to_string(i.filters.size()) +
-                                  (rows.empty() ? "" : " (" + rows + ")")}};
+      text = {
+          {"growth",
+           "initial capacity " + std::to_string(i.options.capacity) +
+               (i.options.non_scaling
+                    ? ", non-scaling"
+                    : ", expansion " + std::to_string(i.options.expansion))},
+          {"sub-filters", std::to_string(i.filters.size()) +
+                              (rows.empty() ? "" : " (" + rows + ")")}};
       break;
     }
     case Kind::kCuckoo: {
@@ -312,8 +310,7 @@ void Describe(const Context& ctx, const std::string& path,
       << "target FP:          " << Percent(target) << "\n"
       << "estimated FP:       " << Percent(estimated) << " (now)\n";
   for (const auto& [label, value] : text) {
-    out << label << ":" << std::string(19 - label.size(), ' ') << value
-        << "\n";
+    out << label << ":" << std::string(19 - label.size(), ' ') << value << "\n";
   }
 }
 
@@ -345,9 +342,9 @@ int RunFilterBuild(const Context& ctx, const std::string& kind,
   bool known = false;
   for (const KindName& k : kKinds) known = known || kind == k.name;
   if (!known) {
-    return Fail(*ctx.err, kExitUsage,
-                "unknown filter kind '" + kind +
-                    "' (bloom, scalable, cuckoo or fuse)");
+    return Fail(
+        *ctx.err, kExitUsage,
+        "unknown filter kind '" + kind + "' (bloom, scalable, cuckoo or fuse)");
   }
   const std::string bad = Inapplicable(kind, o);
   if (!bad.empty()) {
@@ -375,9 +372,9 @@ int RunFilterBuild(const Context& ctx, const std::string& kind,
   uint64_t stored = 0;
   if (kind == "bloom") {
     f.kind = Kind::kBloom;
-    f.bloom = o.bits_per_key ? BloomFilter::WithBitsPerKey(capacity,
-                                                           *o.bits_per_key)
-                             : BloomFilter::ForCapacity(capacity, fp_rate);
+    f.bloom = o.bits_per_key
+                  ? BloomFilter::WithBitsPerKey(capacity, *o.bits_per_key)
+                  : BloomFilter::ForCapacity(capacity, fp_rate);
     for (const std::string& k : keys) f.bloom.Add(k);
     stored = keys.size();
   } else if (kind == "scalable") {
@@ -416,9 +413,8 @@ int RunFilterBuild(const Context& ctx, const std::string& kind,
   }
   if (s.IsFull()) {
     return Fail(*ctx.err, kExitFull,
-                kind + " filter full after " + std::to_string(stored) +
-                    " of " + std::to_string(keys.size()) +
-                    " keys (raise --capacity" +
+                kind + " filter full after " + std::to_string(stored) + " of " +
+                    std::to_string(keys.size()) + " keys (raise --capacity" +
                     (kind == "scalable" ? " or drop --non-scaling" : "") +
                     "): " + s.ToString() + "; nothing written");
   }
@@ -427,8 +423,7 @@ int RunFilterBuild(const Context& ctx, const std::string& kind,
   if (code != kExitOk) return code;
   if (!ctx.json) {
     *ctx.out << "built a " << kind << " filter of " << keys.size()
-             << " keys from " << (key_file == "-" ? "stdin" : key_file)
-             << "\n";
+             << " keys from " << (key_file == "-" ? "stdin" : key_file) << "\n";
   }
   Describe(ctx, out, f);
   return kExitOk;
@@ -462,12 +457,9 @@ int RunFilterQuery(const Context& ctx, const std::string& filter,
     }
   }
   if (ctx.json) {
-    json j = {{"file", filter},
-              {"kind", Name(f.kind)},
-              {"keys", keys.size()},
-              {"maybe_present", keys.size() - absent},
-              {"absent", absent},
-              {"results", results}};
+    json j = {{"file", filter},      {"kind", Name(f.kind)},
+              {"keys", keys.size()}, {"maybe_present", keys.size() - absent},
+              {"absent", absent},    {"results", results}};
     *ctx.out << j.dump(2) << "\n";
   }
   return absent == 0 ? kExitOk : kExitNotFoundOrDamaged;

@@ -51,8 +51,9 @@ namespace bloomkv {
 
 struct CuckooFilterOptions {
   // Keys the filter must hold; at least 1. The filter gets enough buckets
-  // to reach this many at the load its bucket size sustains (95% of the
-  // slots for 4 slots per bucket; docs/filters.md has the table).
+  // to hold this many below the load at which adds start to fail (94% of
+  // the slots for 4 slots per bucket, where failures start near 96%, plus
+  // 4 sqrt(capacity) slots; docs/filters.md has the table).
   uint64_t capacity = 1000;
   // Target rate of false positives at `capacity` keys, in (0, 0.5]; picks
   // the fingerprint width when fingerprint_bits is 0.
@@ -61,8 +62,8 @@ struct CuckooFilterOptions {
   // fp_rate. Each bit halves the false-positive rate.
   int fingerprint_bits = 0;
   // Slots per bucket, in [1, 8] (RedisBloom's BUCKETSIZE, whose default is
-  // 2). More slots allow a higher load (50% at 1, 84% at 2, 95% at 4) but
-  // compare more fingerprints per lookup, which costs a bit of rate.
+  // 2). More slots allow a higher load (about 47% at 1, 86% at 2, 96% at 4)
+  // but compare more fingerprints per lookup, which costs a bit of rate.
   int bucket_size = 4;
   // Relocations an Add may make before it fails, in [1, 65535]
   // (RedisBloom's MAXITERATIONS, default 20 there). More let a nearly full

@@ -356,30 +356,6 @@ Status SegmentReader::Search(const SegmentReadOptions& options,
   return Status::OK();
 }
 
-void SegmentReader::PrefetchForLookup(const Slice& user_key,
-                                      SequenceNumber snapshot) const {
-  const Rep* r = rep_.get();
-  const LookupKey lookup(user_key, snapshot);
-  BlockKeyBuffer key_buf;
-  Slice key, index_value;
-  bool found;
-  BlockHandle handle;
-  if (!r->index_block->Find(lookup.internal_key(), &key_buf, &key,
-                            &index_value, &found)
-           .ok() ||
-      !found || !r->DecodeIndexValue(index_value, *r->index_block, &handle)
-                     .ok() ||
-      !r->CheckHandle(handle, "data").ok()) {
-    return;  // the search itself will report what is wrong
-  }
-  Cache* cache = r->options.block_cache;
-  if (cache != nullptr &&
-      cache->Lookup(CacheKey{r->cache_id, handle.offset}) != nullptr) {
-    return;
-  }
-  r->file->Prefetch(handle.offset, handle.size + kBlockTrailerSize);
-}
-
 std::unique_ptr<Iterator> SegmentReader::NewIterator(
     const SegmentReadOptions& options, SegmentReadStats* stats) const {
   const Rep* r = rep_.get();

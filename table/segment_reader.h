@@ -170,11 +170,6 @@ class SegmentReader {
                 SequenceNumber snapshot, LookupResult* result,
                 std::string* value, SegmentReadStats* stats) const;
 
-  // Asks the file system to start reading the data block a Search for
-  // user_key would read, unless the block cache holds it (DB::MultiGet
-  // hints a batch's blocks, then searches). Reads nothing itself.
-  void PrefetchForLookup(const Slice& user_key, SequenceNumber snapshot) const;
-
   // The filter's answer alone; true when the segment has no usable filter.
   bool KeyMayMatch(uint64_t key_hash) const;
 

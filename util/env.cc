@@ -10,7 +10,6 @@ namespace bloomkv {
 
 SequentialFile::~SequentialFile() = default;
 RandomAccessFile::~RandomAccessFile() = default;
-void RandomAccessFile::Prefetch(uint64_t /*offset*/, size_t /*n*/) const {}
 WritableFile::~WritableFile() = default;
 FileLock::~FileLock() = default;
 Logger::~Logger() = default;

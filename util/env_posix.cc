@@ -122,12 +122,6 @@ class PosixRandomAccessFile final : public RandomAccessFile {
     return Status::OK();
   }
 
-  void Prefetch(uint64_t offset, size_t n) const override {
-    // Starts the device reads and returns without waiting for them.
-    ::posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(n),
-                    POSIX_FADV_WILLNEED);
-  }
-
  private:
   const std::string fname_;
   const int fd_;
@@ -171,14 +165,6 @@ class PosixMmapFile final : public RandomAccessFile {
       *result = Slice(base_ + at, std::min(n, length_ - at));
     }
     return Status::OK();
-  }
-
-  void Prefetch(uint64_t offset, size_t n) const override {
-    if (offset >= length_ || n == 0) return;
-    const auto page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-    const uint64_t start = offset / page * page;
-    const uint64_t end = std::min<uint64_t>(offset + n, length_);
-    ::madvise(const_cast<char*>(base_) + start, end - start, MADV_WILLNEED);
   }
 
  private:

@@ -72,11 +72,8 @@ class DB {
 
   // Get for every key of a batch, as of one snapshot (options.snapshot, or
   // one taken for the whole batch): (*values)[i] and the returned status i
-  // answer keys[i] exactly as Get would. The batch first asks each key's
-  // segments' filters and starts the device reads of the data blocks the
-  // positives need, then searches, so a batch of lookups that go to the disk
-  // waits for the reads together instead of one after another.
-  // options.trace is ignored. *values is resized to keys.size().
+  // answer keys[i] exactly as Get would, and a batch pins the read state
+  // once. options.trace is ignored. *values is resized to keys.size().
   virtual std::vector<Status> MultiGet(const ReadOptions& options,
                                        const std::vector<Slice>& keys,
                                        std::vector<std::string>* values) = 0;

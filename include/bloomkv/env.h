@@ -54,11 +54,6 @@ class RandomAccessFile {
   virtual Status Read(uint64_t offset, size_t n, Slice* result,
                       char* scratch) const = 0;
 
-  // Hints that [offset, offset + n) will be read soon, so that the system
-  // may start reading it from the device now and reads of several hinted
-  // ranges overlap (DB::MultiGet hints the blocks of a whole batch). Never
-  // fails: a hint the system refuses is ignored. The default does nothing.
-  virtual void Prefetch(uint64_t offset, size_t n) const;
 };
 
 // A file written sequentially. Buffering is allowed: data is only guaranteed

@@ -1,61 +1,19 @@
 // DB::MultiGet: the same answers as Get for every key of a batch, over
 // memtables, level 0 and deeper levels, with snapshots, tombstones and bad
-// keys; and the device hints it gives before searching.
+// keys.
 #include <gtest/gtest.h>
 
-#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "bloomkv/db.h"
-#include "bloomkv/env.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
 
 namespace bloomkv {
 namespace {
-
-// Counts RandomAccessFile::Prefetch hints to segment files.
-class HintCountingEnv : public EnvWrapper {
- public:
-  explicit HintCountingEnv(Env* target) : EnvWrapper(target) {}
-
-  Status NewRandomAccessFile(
-      const std::string& fname,
-      std::unique_ptr<RandomAccessFile>* result) override {
-    std::unique_ptr<RandomAccessFile> file;
-    Status s = target()->NewRandomAccessFile(fname, &file);
-    if (s.ok() && fname.ends_with(".seg")) {
-      file = std::make_unique<Counted>(std::move(file), &hints_);
-    }
-    *result = std::move(file);
-    return s;
-  }
-  uint64_t hints() const { return hints_.load(); }
-
- private:
-  class Counted : public RandomAccessFile {
-   public:
-    Counted(std::unique_ptr<RandomAccessFile> file,
-            std::atomic<uint64_t>* hints)
-        : file_(std::move(file)), hints_(hints) {}
-    Status Read(uint64_t offset, size_t n, Slice* result,
-                char* scratch) const override {
-      return file_->Read(offset, n, result, scratch);
-    }
-    void Prefetch(uint64_t offset, size_t n) const override {
-      hints_->fetch_add(1);
-      file_->Prefetch(offset, n);
-    }
-
-   private:
-    std::unique_ptr<RandomAccessFile> file_;
-    std::atomic<uint64_t>* hints_;
-  };
-  std::atomic<uint64_t> hints_{0};
-};
 
 std::string Key(uint64_t i) {
   char buf[16];
@@ -160,44 +118,6 @@ TEST(DBMultiGetTest, BadKeysFailAloneAndAnEmptyBatchIsEmpty) {
   EXPECT_TRUE(s[1].IsInvalidArgument()) << s[1].ToString();
   EXPECT_TRUE(s[2].IsInvalidArgument()) << s[2].ToString();
   EXPECT_TRUE(s[3].IsNotFound()) << s[3].ToString();
-}
-
-// Each present key whose block is not cached gets its block hinted before
-// the searches; keys the filters rule out get none, nor do cached blocks.
-TEST(DBMultiGetTest, HintsTheBlocksOfFilterPositivesBeforeSearching) {
-  test::TempDir dir("multiget");
-  HintCountingEnv env(Env::Default());
-  Options options = test::TinyCompactionOptions();
-  options.env = &env;
-  options.block_cache_capacity = 0;
-  std::unique_ptr<DB> db;
-  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
-  constexpr uint64_t kKeys = 5000;
-  for (uint64_t i = 0; i < kKeys; i++) {
-    ASSERT_TRUE(db->Put(WriteOptions(), Key(i), std::string(100, 'v')).ok());
-  }
-  ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
-
-  std::vector<std::string> present, absent;
-  for (uint64_t i = 0; i < kKeys; i += 50) {
-    present.push_back(Key(i));
-    absent.push_back(Key(i) + "x");
-  }
-  std::vector<Slice> keys(present.begin(), present.end());
-  std::vector<std::string> values;
-  uint64_t before = env.hints();
-  for (const Status& s : db->MultiGet(ReadOptions(), keys, &values)) {
-    ASSERT_TRUE(s.ok()) << s.ToString();
-  }
-  EXPECT_EQ(present.size(), env.hints() - before);
-
-  keys.assign(absent.begin(), absent.end());
-  before = env.hints();
-  for (const Status& s : db->MultiGet(ReadOptions(), keys, &values)) {
-    ASSERT_TRUE(s.IsNotFound()) << s.ToString();
-  }
-  // Only false positives (about 1% per probed filter) are hinted.
-  EXPECT_LE(env.hints() - before, absent.size() / 10);
 }
 
 }  // namespace

@@ -508,6 +508,14 @@ Status WriteJson(const std::string& path, const ReportContext& context,
       j.Field("p99.9", p.latency_ns.Percentile(99.9) / 1000);
       j.Field("max", p.latency_ns.max() / 1000.0);
       j.EndObject();
+      // Operations of 1 ms or more: for writes, the stalls.
+      const Histogram::Tail slow = p.latency_ns.TailAtLeast(1000000);
+      j.Key("slow_ops");
+      j.BeginObject();
+      j.Field("threshold_us", uint64_t{1000});
+      j.Field("count", slow.count);
+      j.Field("seconds", slow.sum / 1e9);
+      j.EndObject();
       j.Field("found", p.found);
       j.Field("not_found", p.not_found);
       j.Field("verify_errors", p.verify_errors);

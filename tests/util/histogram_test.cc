@@ -55,6 +55,18 @@ TEST(HistogramTest, SmallValuesAreExact) {
   EXPECT_DOUBLE_EQ(25.5, h.mean());
 }
 
+TEST(HistogramTest, TailCountsAndSumsTheValuesAtOrAboveAThreshold) {
+  Histogram h;
+  EXPECT_EQ(0u, h.TailAtLeast(1000).count);
+  for (uint64_t v : {5u, 999u, 1000u, 250000u, 3000000u}) h.Add(v);
+  const Histogram::Tail t = h.TailAtLeast(1000);
+  EXPECT_EQ(3u, t.count);
+  const double exact = 1000.0 + 250000.0 + 3000000.0;
+  EXPECT_NEAR(exact, t.sum, 0.016 * exact);
+  EXPECT_EQ(5u, h.TailAtLeast(0).count);
+  EXPECT_EQ(0u, h.TailAtLeast(3000000u + 100000u).count);
+}
+
 TEST(HistogramTest, PercentilesMatchSortedSampleWithinResolution) {
   for (uint64_t seed : test::TestSeeds()) {
     SCOPED_TRACE("seed=" + std::to_string(seed));

@@ -215,13 +215,13 @@ DBImpl::DBImpl(const Options& options, std::string dbname, bool read_only)
 
 DBImpl::~DBImpl() {
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     shutting_down_ = true;
     shutting_down_flag_ = true;
   }
-  flush_cv_.notify_all();
-  bg_work_cv_.notify_all();
-  bg_done_cv_.notify_all();  // a waiting CompactRange gives up
+  flush_cv_.SignalAll();
+  bg_work_cv_.SignalAll();
+  bg_done_cv_.SignalAll();  // a waiting CompactRange gives up
   if (flush_thread_.joinable()) flush_thread_.join();
   for (std::thread& t : compaction_threads_) t.join();
   Log(info_log_,
@@ -326,7 +326,7 @@ Status DBImpl::Open() {
     return Status::InvalidArgument(dbname_, "exists (error_if_exists is true)");
   }
 
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   // Everything Open checks comes before anything it writes, so that an Open
   // that fails changes no file. A read-only Open may race with the process
   // writing the database, whose flush or compaction can delete what the
@@ -374,14 +374,19 @@ Status DBImpl::Open() {
   Log(info_log_, "Switched to manifest MANIFEST-%06" PRIu64,
       versions_->manifest_number());
 
-  s = NewLogFile();
-  // The manifest edit below names the new log: its directory entry must be
-  // durable first.
-  if (s.ok()) s = env_->SyncDir(dbname_);
-  if (!s.ok()) return s;
-  log_entry_synced_ = true;
+  {
+    // No writer can come before Open returns: Open has the front writer's
+    // role to itself.
+    ScopedRole front(&front_writer_);
+    s = NewLogFile();
+    // The manifest edit below names the new log: its directory entry must
+    // be durable first.
+    if (s.ok()) s = env_->SyncDir(dbname_);
+    if (!s.ok()) return s;
+    log_entry_synced_ = true;
+  }
   edit.SetLogNumber(log_number_);
-  s = versions_->LogAndApply(&edit, &lock);
+  s = versions_->LogAndApply(&edit, &mu_);
   if (!s.ok()) return s;
   mem_ = NewMemTable();
   InstallReadView();

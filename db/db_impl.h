@@ -37,17 +37,17 @@
 // db_impl_compaction.cc, db_impl_read.cc, db_impl_properties.cc,
 // db_impl_files.cc (obsolete files) and db_impl_checkpoint.cc.
 //
-// Thread-safety: thread-safe. mu_ guards the mutable state noted below;
-// Get and NewIterator never take it.
+// Thread-safety: thread-safe. mu_ guards the mutable state marked
+// GUARDED_BY(mu_); the log and the write group belong to the writer at the
+// front of the queue (the front_writer_ role). Clang checks both
+// (util/mutex.h). Get and NewIterator never take mu_.
 #ifndef BLOOMKV_DB_DB_IMPL_H_
 #define BLOOMKV_DB_DB_IMPL_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <deque>
 #include <list>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -68,7 +68,7 @@
 #include "table/segment_reader.h"
 #include "util/cache.h"
 #include "util/sharded_counter.h"
-#include "util/thread_annotations.h"
+#include "util/mutex.h"
 
 namespace bloomkv {
 
@@ -106,7 +106,8 @@ class DBImpl final : public DB {
   Status SyncWAL() override;
   // db_impl_ingest.cc.
   Status IngestSegments(const std::vector<std::string>& files,
-                        const IngestOptions& options) override;
+                        const IngestOptions& options) override
+      EXCLUDES(mu_);
 
   // Pins the current version and opens the logs it does not cover, for a
   // checkpoint (db_impl_checkpoint.cc). Takes mu_.
@@ -133,7 +134,7 @@ class DBImpl final : public DB {
   };
 
   // Opens or creates the database; called once by DB::Open.
-  Status Open();
+  Status Open() EXCLUDES(mu_);
   Status NewDB();
   // Replays one WAL into memtables, flushing them to level-0 segments
   // (recorded in *edit) as they fill. With edit == nullptr (read-only)
@@ -141,16 +142,17 @@ class DBImpl final : public DB {
   // dropped; *torn_end (else OK) says where, as the Corruption it is if a
   // later log holds the sync mark.
   Status ReplayLog(uint64_t number, SequenceNumber* max_sequence,
-                   VersionEdit* edit, Status* torn_end);
+                   VersionEdit* edit, Status* torn_end) REQUIRES(mu_);
   // Replays logs in order. After a log that ends torn, the later ones are
   // dropped (their writes were not synced either), unless one of them holds
   // the sync mark: then the torn end is damage (Corruption with
   // paranoid_checks).
   Status ReplayLogs(const std::vector<uint64_t>& logs,
-                    SequenceNumber* max_sequence, VersionEdit* edit);
+                    SequenceNumber* max_sequence, VersionEdit* edit)
+      REQUIRES(mu_);
   // Whether log `number` holds the mark PrepareSyncedWrite writes.
   Status LogHoldsSyncMark(uint64_t number, bool* marked);
-  Status OpenReadOnly(const std::vector<uint64_t>& logs);
+  Status OpenReadOnly(const std::vector<uint64_t>& logs) REQUIRES(mu_);
   // Each segment the table cache holds open may take a file descriptor
   // (pread): raises the process's soft descriptor limit to
   // max_open_files plus room for the application where the hard limit
@@ -165,62 +167,71 @@ class DBImpl final : public DB {
   Status WriteLevel0Segment(MemTable* mem, uint64_t number,
                             std::shared_ptr<const FilterPolicy> filter_policy,
                             std::shared_ptr<FileMetaData>* meta);
-  // The filter policy for flushing mem to level 0. REQUIRES: mu_ held.
-  std::shared_ptr<const FilterPolicy> FlushFilterPolicy(const MemTable& mem);
+  // The filter policy for flushing mem to level 0.
+  std::shared_ptr<const FilterPolicy> FlushFilterPolicy(const MemTable& mem)
+      REQUIRES(mu_);
 
   // Write() for a batch whose keys and values are known to be within the
   // limits (Put and Delete check their one key and value themselves, so
   // their batch is not parsed once more only to check it again).
-  Status WriteValidated(const WriteOptions& options, WriteBatch* updates);
+  Status WriteValidated(const WriteOptions& options, WriteBatch* updates)
+      EXCLUDES(mu_);
 
-  // REQUIRES: lock holds mu_ (for all below).
-  Status MakeRoomForWrite(std::unique_lock<std::mutex>* lock, bool force);
-  WriteBatch* BuildBatchGroup(Writer** last_writer);
-  Status NewLogFile();
+  // By the front writer (for all below): makes room in the memtable,
+  // switching to a new one (and log) when it is full or force is set;
+  // waits while the previous one is still being flushed or level 0 is full.
+  Status MakeRoomForWrite(bool force) REQUIRES(mu_, front_writer_);
+  WriteBatch* BuildBatchGroup(Writer** last_writer)
+      REQUIRES(mu_, front_writer_);
+  Status NewLogFile() REQUIRES(mu_, front_writer_);
   // Before a synced write, by the front writer with mu_ released: syncs the
   // current log's directory entry if need be, and the closed logs; records
   // in the manifest the current log (when record_log: the manifest does not
-  // name it yet) and the closed logs' synced sizes, taking *lock for that;
+  // name it yet) and the closed logs' synced sizes, taking mu_ for that;
   // then appends to the current log an empty batch (sequence `sequence`)
   // that tells recovery the closed logs were synced.
-  Status PrepareSyncedWrite(SequenceNumber sequence, bool record_log,
-                            std::unique_lock<std::mutex>* lock);
-  // Closes the closed logs a flush has made obsolete. REQUIRES: mu_ held,
-  // by the front writer.
-  void PruneClosedLogs();
+  Status PrepareSyncedWrite(SequenceNumber sequence, bool record_log)
+      REQUIRES(front_writer_) EXCLUDES(mu_);
+  // Closes the closed logs a flush has made obsolete.
+  void PruneClosedLogs() REQUIRES(mu_, front_writer_);
   // Makes s (not OK) the sticky background error, unless one is already
   // recorded, and wakes everything that waits on background work.
-  void RecordBackgroundError(const Status& s);
+  void RecordBackgroundError(const Status& s) REQUIRES(mu_);
   // Sleeps off the delay a write group of `bytes` costs while level 0 is
   // above the slowdown trigger (mu_ released meanwhile).
   // Returns bg_error_ as it is after the sleep.
-  Status DelayWrite(std::unique_lock<std::mutex>* lock, uint64_t bytes);
-  void FlushThread();
-  void CompactionThread();
-  Status FlushImmutable(std::unique_lock<std::mutex>* lock);
-  void DeleteObsoleteFiles();
+  Status DelayWrite(uint64_t bytes) REQUIRES(mu_);
+  void FlushThread() EXCLUDES(mu_);
+  void CompactionThread() EXCLUDES(mu_);
+  // Releases mu_ while the segment is written.
+  Status FlushImmutable() REQUIRES(mu_);
+  void DeleteObsoleteFiles() REQUIRES(mu_);
 
-  // Compaction (db_impl_compaction.cc). REQUIRES: lock holds mu_.
-  Status RunCompaction(Compaction* c, std::unique_lock<std::mutex>* lock);
-  Status MergeCompactionInputs(Compaction* c,
-                               std::unique_lock<std::mutex>* lock,
-                               VersionEdit* edit);
+  // Compaction (db_impl_compaction.cc). Each releases mu_ while it reads
+  // and writes segments.
+  Status RunCompaction(Compaction* c) REQUIRES(mu_);
+  Status MergeCompactionInputs(Compaction* c, VersionEdit* edit)
+      REQUIRES(mu_);
   // True while a flush or compaction is queued or running (and no
   // background error stops them).
   bool HasBackgroundWork() const REQUIRES(mu_);
   // Runs the pending manual compaction, or the most urgent automatic one
   // that conflicts with no running compaction; false if there was none.
-  bool BackgroundCompaction(std::unique_lock<std::mutex>* lock);
+  bool BackgroundCompaction() REQUIRES(mu_);
+  // Ends an ingest's claims on key ranges (registered as compactions) and
+  // its reserved file numbers, and wakes whoever waits on either.
+  void EndIngestClaims(const std::vector<std::unique_ptr<Compaction>>& claims,
+                       const std::vector<uint64_t>& numbers) REQUIRES(mu_);
   // Registers c in running_compactions_ while it runs.
-  Status RunRegisteredCompaction(Compaction* c,
-                                 std::unique_lock<std::mutex>* lock);
+  Status RunRegisteredCompaction(Compaction* c) REQUIRES(mu_);
   Status RunManualCompaction(int level, const Slice* begin, const Slice* end,
-                             bool in_place);
-  std::string LevelsTable();
+                             bool in_place) EXCLUDES(mu_);
+  std::string LevelsTable() EXCLUDES(mu_);
 
   // The sequence a read sees: options.snapshot's, or the last published.
   // REQUIRES: the caller has pinned its read view first.
-  SequenceNumber ReadSequence(const ReadOptions& options) const;
+  SequenceNumber ReadSequence(const ReadOptions& options) const
+      NO_THREAD_SAFETY_ANALYSIS;
   SegmentReadOptions SegmentOptionsFor(const ReadOptions& options) const;
   // One point lookup in a pinned view: memtables, then segments; the
   // status Get returns. trace may be null.
@@ -229,8 +240,8 @@ class DBImpl final : public DB {
                 std::string* value, GetTrace* trace, size_t thread);
 
   // Publishes mem_, imm_ and the current version as the view new reads
-  // pin. Called after every change of any of them. REQUIRES: mu_ held.
-  void InstallReadView();
+  // pin. Called after every change of any of them.
+  void InstallReadView() REQUIRES(mu_);
 
   Options options_;  // sanitized: env and cache set
   Env* const env_;
@@ -247,25 +258,30 @@ class DBImpl final : public DB {
   std::shared_ptr<InfoLogFile> info_log_file_;
   ReadCounters read_counters_;
 
-  std::mutex mu_;
-  std::condition_variable flush_cv_;    // wakes the flush thread
-  std::condition_variable bg_work_cv_;  // wakes the compaction threads
+  Mutex mu_;
+  CondVar flush_cv_;    // wakes the flush thread
+  CondVar bg_work_cv_;  // wakes the compaction threads
   // A flush or compaction finished (or failed).
-  std::condition_variable bg_done_cv_;
+  CondVar bg_done_cv_;
+  // Held by the writer at the front of writers_ from the moment it gets
+  // there until it has handed the queue on (and by Open, before any writer
+  // can come): the one thread that appends to the log and inserts into the
+  // memtable, partly without mu_.
+  ThreadRole front_writer_;
   std::thread flush_thread_;
   std::vector<std::thread> compaction_threads_;
   bool shutting_down_ GUARDED_BY(mu_) = false;
   Status bg_error_ GUARDED_BY(mu_);
   std::atomic<bool> has_bg_error_{false};  // !bg_error_.ok(), read lock-free
 
-  // Changed only by the writer at the front of the queue, with mu_ held;
-  // that writer also reads it without mu_.
-  std::shared_ptr<MemTable> mem_;
+  // Replaced only by the front writer. It inserts into the memtable
+  // without mu_ through a pointer taken under it.
+  std::shared_ptr<MemTable> mem_ GUARDED_BY(mu_);
   std::shared_ptr<MemTable> imm_ GUARDED_BY(mu_);  // being flushed
-  // The WAL: used by the writer at the front of the queue without mu_,
-  // replaced by it with mu_ held.
-  std::unique_ptr<WritableFile> log_file_;
-  std::unique_ptr<log::Writer> log_;
+  // The WAL: used by the front writer without mu_, replaced by it with mu_
+  // held.
+  std::unique_ptr<WritableFile> log_file_ GUARDED_BY(front_writer_);
+  std::unique_ptr<log::Writer> log_ GUARDED_BY(front_writer_);
   uint64_t log_number_ GUARDED_BY(mu_) = 0;
   // Logs a memtable switch closed without syncing them, oldest first: only
   // unsynced writes went into them since their last sync. The next synced
@@ -277,18 +293,19 @@ class DBImpl final : public DB {
     uint64_t length;  // the log's bytes when it was closed
     std::unique_ptr<WritableFile> file;
   };
-  std::vector<ClosedLog> closed_logs_;
-  // Whether the current log's directory entry is known durable. Used like
-  // log_.
-  bool log_entry_synced_ = true;
+  std::vector<ClosedLog> closed_logs_ GUARDED_BY(front_writer_);
+  // Whether the current log's directory entry is known durable.
+  bool log_entry_synced_ GUARDED_BY(front_writer_) = true;
 
   std::deque<Writer*> writers_ GUARDED_BY(mu_);
-  WriteBatch group_batch_;  // the front writer's merged group
+  WriteBatch group_batch_ GUARDED_BY(front_writer_);  // the merged group
   std::list<SequenceNumber> snapshots_ GUARDED_BY(mu_);  // oldest first
   std::set<uint64_t> pending_outputs_ GUARDED_BY(mu_);
   std::vector<const Compaction*> running_compactions_ GUARDED_BY(mu_);
   WriteDelay write_delay_ GUARDED_BY(mu_);
-  std::unique_ptr<VersionSet> versions_;
+  // Every use of the version set is under mu_, except the lock-free load
+  // of the last sequence (ReadSequence).
+  std::unique_ptr<VersionSet> versions_ PT_GUARDED_BY(mu_);
 
   struct ManualCompaction {
     int level = 0;

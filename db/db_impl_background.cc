@@ -20,7 +20,7 @@ void DBImpl::RecordBackgroundError(const Status& s) {
       "ERROR: background error, writes are refused until reopened: %s",
       s.ToString().c_str());
   // Flush() and CompactRange() waiters, and a writer waiting for room.
-  bg_done_cv_.notify_all();
+  bg_done_cv_.SignalAll();
 }
 
 bool DBImpl::HasBackgroundWork() const {
@@ -36,50 +36,50 @@ bool DBImpl::HasBackgroundWork() const {
 }
 
 void DBImpl::FlushThread() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (true) {
-    flush_cv_.wait(lock, [this] {
-      return shutting_down_ || (imm_ != nullptr && bg_error_.ok());
-    });
+    while (!shutting_down_ && (imm_ == nullptr || !bg_error_.ok())) {
+      flush_cv_.Wait(&mu_);
+    }
     if (shutting_down_) break;
     const int level0_before = versions_->current()->NumFiles(0);
     // A failure is the sticky error now: FlushImmutable recorded it.
-    FlushImmutable(&lock).PermitUncheckedError();
+    FlushImmutable().PermitUncheckedError();
     LogLevel0Change(info_log_, options_, level0_before,
                     versions_->current()->NumFiles(0));
-    bg_done_cv_.notify_all();
-    bg_work_cv_.notify_all();  // level 0 grew: a compaction may be due
+    bg_done_cv_.SignalAll();
+    bg_work_cv_.SignalAll();  // level 0 grew: a compaction may be due
   }
 }
 
 void DBImpl::CompactionThread() {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   while (!shutting_down_) {
     const int level0_before = versions_->current()->NumFiles(0);
-    if (!bg_error_.ok() || !BackgroundCompaction(&lock)) {
+    if (!bg_error_.ok() || !BackgroundCompaction()) {
       // Nothing to do until a flush, a compaction or a request changes
       // that: each of those notifies, under mu_ or after releasing it.
-      bg_work_cv_.wait(lock);
+      bg_work_cv_.Wait(&mu_);
       continue;
     }
     LogLevel0Change(info_log_, options_, level0_before,
                     versions_->current()->NumFiles(0));
-    bg_done_cv_.notify_all();
+    bg_done_cv_.SignalAll();
     // What this compaction held is free again for the other threads.
-    bg_work_cv_.notify_all();
+    bg_work_cv_.SignalAll();
   }
 }
 
-Status DBImpl::FlushImmutable(std::unique_lock<std::mutex>* lock) {
+Status DBImpl::FlushImmutable() {
   std::shared_ptr<MemTable> imm = imm_;
   const uint64_t number = versions_->NewFileNumber();
   pending_outputs_.insert(number);
   auto filter_policy = FlushFilterPolicy(*imm);
-  lock->unlock();
+  mu_.Unlock();
   std::shared_ptr<FileMetaData> meta;
   Status s =
       WriteLevel0Segment(imm.get(), number, std::move(filter_policy), &meta);
-  lock->lock();
+  mu_.Lock();
   if (s.ok()) {
     VersionEdit edit;
     if (meta != nullptr) edit.AddFile(0, std::move(meta));
@@ -89,7 +89,7 @@ Status DBImpl::FlushImmutable(std::unique_lock<std::mutex>* lock) {
     // directory (which an empty memtable skips: synced here then).
     if (meta == nullptr) s = env_->SyncDir(dbname_);
     edit.SetLogNumber(log_number_);
-    if (s.ok()) s = versions_->LogAndApply(&edit, lock);
+    if (s.ok()) s = versions_->LogAndApply(&edit, &mu_);
   }
   pending_outputs_.erase(number);
   if (!s.ok()) {

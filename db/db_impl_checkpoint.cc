@@ -19,7 +19,7 @@ Status DBImpl::PinCheckpointFiles(CheckpointFiles* files) {
   // and the state pinned below agree. (Listed before taking it, a flush
   // thread and a writer could switch logs twice in between, and the log the
   // running flush has not covered yet would be missing from the listing.)
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   if (!bg_error_.ok()) return bg_error_;
   std::vector<std::string> children;
   Status s = env_->GetChildren(dbname_, &children);

@@ -36,7 +36,7 @@ bool SameFilterKind(const FilterPolicy* a, const FilterPolicy* b) {
 
 }  // namespace
 
-bool DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
+bool DBImpl::BackgroundCompaction() {
   ManualCompaction* manual = manual_compaction_;
   if (manual != nullptr && !manual->done && !manual->running) {
     auto c = CompactionForRange(options_, versions_->current(), manual->level,
@@ -54,7 +54,7 @@ bool DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
     // A manual compaction always rewrites, even a lone segment: that is
     // what drops its tombstones and filtered entries.
     Status s;
-    if (c != nullptr) s = RunRegisteredCompaction(c.get(), lock);
+    if (c != nullptr) s = RunRegisteredCompaction(c.get());
     c.reset();  // unpins the inputs' version, so they can be deleted
     DeleteObsoleteFiles();
     manual->status = s;
@@ -79,7 +79,7 @@ bool DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
     edit.AddFile(c->output_level(), f);
     // Registered while the manifest is written without mu_.
     running_compactions_.push_back(c.get());
-    Status s = versions_->LogAndApply(&edit, lock);
+    Status s = versions_->LogAndApply(&edit, &mu_);
     std::erase(running_compactions_, c.get());
     InstallReadView();
     if (s.ok()) {
@@ -91,30 +91,28 @@ bool DBImpl::BackgroundCompaction(std::unique_lock<std::mutex>* lock) {
       RecordBackgroundError(s);
     }
   } else {
-    RunRegisteredCompaction(c.get(), lock).PermitUncheckedError();
+    RunRegisteredCompaction(c.get()).PermitUncheckedError();
   }
   c.reset();  // unpins the inputs' version, so they can be deleted
   DeleteObsoleteFiles();
   return true;
 }
 
-Status DBImpl::RunRegisteredCompaction(Compaction* c,
-                                       std::unique_lock<std::mutex>* lock) {
+Status DBImpl::RunRegisteredCompaction(Compaction* c) {
   running_compactions_.push_back(c);
-  Status s = RunCompaction(c, lock);
+  Status s = RunCompaction(c);
   std::erase(running_compactions_, c);
   return s;
 }
 
-Status DBImpl::RunCompaction(Compaction* c,
-                             std::unique_lock<std::mutex>* lock) {
+Status DBImpl::RunCompaction(Compaction* c) {
   const uint64_t start_micros = env_->NowMicros();
   VersionEdit edit;
-  Status s = MergeCompactionInputs(c, lock, &edit);
+  Status s = MergeCompactionInputs(c, &edit);
   bool manifest_attempted = false;
   if (s.ok()) {
     c->AddInputDeletions(&edit);
-    s = versions_->LogAndApply(&edit, lock);
+    s = versions_->LogAndApply(&edit, &mu_);
     manifest_attempted = true;
     InstallReadView();
   }
@@ -137,11 +135,8 @@ Status DBImpl::RunCompaction(Compaction* c,
   return s;
 }
 
-// The merge itself. REQUIRES: *lock holds mu_ on entry and on return; it is
-// released while segments are read and written.
-Status DBImpl::MergeCompactionInputs(Compaction* c,
-                                     std::unique_lock<std::mutex>* lock,
-                                     VersionEdit* edit) {
+// The merge itself. mu_ is released while segments are read and written.
+Status DBImpl::MergeCompactionInputs(Compaction* c, VersionEdit* edit) {
   // Entries no snapshot can tell apart from their successors may go.
   const SequenceNumber smallest_snapshot =
       snapshots_.empty() ? versions_->last_sequence() : snapshots_.front();
@@ -154,7 +149,7 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
       FilterPolicyForOutput(options_, *versions_->current(), c, 0);
   const CompressionType compression =
       CompressionForLevel(options_, c->output_level());
-  lock->unlock();
+  mu_.Unlock();
 
   SegmentReadOptions sro;
   sro.verify_checksums = true;
@@ -254,10 +249,10 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
     if (out == nullptr) {
       uint64_t number;
       {
-        lock->lock();
+        mu_.Lock();
         number = versions_->NewFileNumber();
         pending_outputs_.insert(number);
-        lock->unlock();
+        mu_.Unlock();
       }
       out = std::make_unique<SegmentOutput>(options_, dbname_, number,
                                             filter_policy, compression);
@@ -277,7 +272,7 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
     s = f->open_status;
     bytes_written += f->file_size;
   }
-  lock->lock();
+  mu_.Lock();
   if (!s.ok()) {
     for (const auto& f : outputs) {
       pending_outputs_.erase(f->number);
@@ -301,11 +296,11 @@ Status DBImpl::MergeCompactionInputs(Compaction* c,
 
 Status DBImpl::RunManualCompaction(int level, const Slice* begin,
                                    const Slice* end, bool in_place) {
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   // One manual compaction at a time.
-  bg_done_cv_.wait(lock, [this] {
-    return manual_compaction_ == nullptr || !bg_error_.ok();
-  });
+  while (manual_compaction_ != nullptr && bg_error_.ok()) {
+    bg_done_cv_.Wait(&mu_);
+  }
   if (!bg_error_.ok()) return bg_error_;
   ManualCompaction manual;
   manual.level = level;
@@ -313,15 +308,15 @@ Status DBImpl::RunManualCompaction(int level, const Slice* begin,
   manual.end = end;
   manual.in_place = in_place;
   manual_compaction_ = &manual;
-  bg_work_cv_.notify_all();
+  bg_work_cv_.SignalAll();
   // While a compaction thread works on the request without mu_ it may
   // still write to it: this frame must outlive that, error or not.
-  bg_done_cv_.wait(lock, [&] {
-    return manual.done ||
-           (!manual.running && (!bg_error_.ok() || shutting_down_));
-  });
+  while (!manual.done &&
+         (manual.running || (bg_error_.ok() && !shutting_down_))) {
+    bg_done_cv_.Wait(&mu_);
+  }
   manual_compaction_ = nullptr;
-  bg_done_cv_.notify_all();
+  bg_done_cv_.SignalAll();
   if (!bg_error_.ok()) return bg_error_;
   if (!manual.done) return Status::IOError("database closing");
   return manual.status;
@@ -336,7 +331,7 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
   int max_level_with_files = 1;
   bool bottom_had_files = false;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     std::shared_ptr<const Version> v = versions_->current();
     for (int level = 1; level < kNumLevels; level++) {
       if (v->NumFiles(level) > 0) max_level_with_files = level;
@@ -359,7 +354,7 @@ Status DBImpl::CompactRange(const Slice* begin, const Slice* end) {
 std::string DBImpl::LevelsTable() {
   std::shared_ptr<const Version> v;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     v = versions_->current();
   }
   // Filter columns: bits per key over the level's segments; the

@@ -214,7 +214,58 @@ bool MemTableOverlaps(MemTable* mem, const Slice& smallest,
   return true;
 }
 
+// The first thing v or the memtables hold in one of the files' ranges
+// (InvalidArgument saying what), or OK.
+Status CheckIngestOverlap(const std::vector<IngestFile>& ingest,
+                          const Version& v, MemTable* mem, MemTable* imm) {
+  for (const IngestFile& f : ingest) {
+    const Slice lo = UserSmallest(f), hi = UserLargest(f);
+    std::string key;
+    if (MemTableOverlaps(mem, lo, hi, &key) ||
+        MemTableOverlaps(imm, lo, hi, &key)) {
+      return Status::InvalidArgument(
+          f.source + " " + RangeString(lo, hi),
+          "overlaps the memtable (key " + Slice(key).ToEscapedString() +
+              "): ingested key ranges must hold nothing yet");
+    }
+    for (int level = 0; level < kNumLevels; level++) {
+      for (const auto& g : v.files(level)) {
+        const Slice glo = ExtractUserKey(g->smallest);
+        const Slice ghi = ExtractUserKey(g->largest);
+        if (lo.compare(ghi) <= 0 && glo.compare(hi) <= 0) {
+          return Status::InvalidArgument(
+              f.source + " " + RangeString(lo, hi),
+              "overlaps segment " + std::to_string(g->number) + " at level " +
+                  std::to_string(level) + " " + RangeString(glo, ghi) +
+                  ": ingested key ranges must hold nothing yet");
+        }
+      }
+    }
+  }
+  return Status::OK();
+}
+
+// Whether one of the claims conflicts with a running compaction.
+bool ClaimsConflict(const std::vector<std::unique_ptr<Compaction>>& claims,
+                    const std::vector<const Compaction*>& running) {
+  for (const auto& c : claims) {
+    for (const Compaction* r : running) {
+      if (CompactionsConflict(*c, *r)) return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace
+
+void DBImpl::EndIngestClaims(
+    const std::vector<std::unique_ptr<Compaction>>& claims,
+    const std::vector<uint64_t>& numbers) {
+  for (const auto& c : claims) std::erase(running_compactions_, c.get());
+  for (uint64_t number : numbers) pending_outputs_.erase(number);
+  bg_work_cv_.SignalAll();
+  bg_done_cv_.SignalAll();
+}
 
 Status DBImpl::IngestSegments(const std::vector<std::string>& files,
                               const IngestOptions& options) {
@@ -263,36 +314,7 @@ Status DBImpl::IngestSegments(const std::vector<std::string>& files,
     total_entries += f.num_entries;
   }
 
-  std::unique_lock<std::mutex> lock(mu_);
-  // The first thing the database holds in a file's range, or OK.
-  auto check_overlap = [&]() -> Status {
-    const Version& v = *versions_->current();
-    for (const IngestFile& f : ingest) {
-      const Slice lo = UserSmallest(f), hi = UserLargest(f);
-      std::string key;
-      if (MemTableOverlaps(mem_.get(), lo, hi, &key) ||
-          MemTableOverlaps(imm_.get(), lo, hi, &key)) {
-        return Status::InvalidArgument(
-            f.source + " " + RangeString(lo, hi),
-            "overlaps the memtable (key " + Slice(key).ToEscapedString() +
-                "): ingested key ranges must hold nothing yet");
-      }
-      for (int level = 0; level < kNumLevels; level++) {
-        for (const auto& g : v.files(level)) {
-          const Slice glo = ExtractUserKey(g->smallest);
-          const Slice ghi = ExtractUserKey(g->largest);
-          if (lo.compare(ghi) <= 0 && glo.compare(hi) <= 0) {
-            return Status::InvalidArgument(
-                f.source + " " + RangeString(lo, hi),
-                "overlaps segment " + std::to_string(g->number) + " at level " +
-                    std::to_string(level) + " " + RangeString(glo, ghi) +
-                    ": ingested key ranges must hold nothing yet");
-          }
-        }
-      }
-    }
-    return Status::OK();
-  };
+  ReleasableMutexLock lock(&mu_);
 
   // 2. Claims on the files' ranges at every level, and the first check.
   std::vector<std::unique_ptr<Compaction>> claims;
@@ -303,51 +325,42 @@ Status DBImpl::IngestSegments(const std::vector<std::string>& files,
       claims.push_back(std::move(c));
     }
   }
-  auto conflicts = [&] {
-    for (const auto& c : claims) {
-      for (const Compaction* r : running_compactions_) {
-        if (CompactionsConflict(*c, *r)) return true;
-      }
-    }
-    return false;
-  };
-  while (bg_error_.ok() && !shutting_down_ && conflicts()) {
-    bg_done_cv_.wait(lock);
+  while (bg_error_.ok() && !shutting_down_ &&
+         ClaimsConflict(claims, running_compactions_)) {
+    bg_done_cv_.Wait(&mu_);
   }
   if (!bg_error_.ok()) return bg_error_;
   if (shutting_down_) return Status::IOError("database closing");
-  Status s = check_overlap();
+  Status s = CheckIngestOverlap(ingest, *versions_->current(), mem_.get(),
+                                imm_.get());
   if (!s.ok()) {
     Log(info_log_, "Ingest refused: %s", s.ToString().c_str());
     return s;
   }
   for (const auto& c : claims) running_compactions_.push_back(c.get());
-  // Ends the claims and the reservations, whatever the outcome.
-  auto release = [&] {
-    for (const auto& c : claims) std::erase(running_compactions_, c.get());
-    for (const IngestFile& f : ingest) pending_outputs_.erase(f.meta->number);
-    bg_work_cv_.notify_all();
-    bg_done_cv_.notify_all();
-  };
+  // The claims and the reservations end whatever the outcome
+  // (EndIngestClaims).
+  std::vector<uint64_t> numbers;
 
   // 3. File numbers, durable before any file bears one.
   for (IngestFile& f : ingest) {
     f.meta->number = versions_->NewFileNumber();
     pending_outputs_.insert(f.meta->number);
+    numbers.push_back(f.meta->number);
   }
   {
     VersionEdit reserve;
-    s = versions_->LogAndApply(&reserve, &lock);
+    s = versions_->LogAndApply(&reserve, &mu_);
     if (s.ok()) InstallReadView();
   }
   if (!s.ok()) {
     RecordBackgroundError(s);
-    release();
+    EndIngestClaims(claims, numbers);
     return s;
   }
 
   // 4. The files, in place and open.
-  lock.unlock();
+  mu_.Unlock();
   size_t placed = 0;
   for (IngestFile& f : ingest) {
     s = PlaceFile(env_, f.source, f.size,
@@ -360,17 +373,20 @@ Status DBImpl::IngestSegments(const std::vector<std::string>& files,
     OpenSegment(ingest[i].meta.get());
     s = ingest[i].meta->open_status;
   }
-  lock.lock();
+  mu_.Lock();
 
   // 5. The commit.
   bool manifest_attempted = false;
   if (s.ok()) s = bg_error_;
-  if (s.ok()) s = check_overlap();
+  if (s.ok()) {
+    s = CheckIngestOverlap(ingest, *versions_->current(), mem_.get(),
+                           imm_.get());
+  }
   if (s.ok()) {
     VersionEdit edit;
     for (const IngestFile& f : ingest) edit.AddFile(kIngestLevel, f.meta);
     manifest_attempted = true;
-    s = versions_->LogAndApply(&edit, &lock);
+    s = versions_->LogAndApply(&edit, &mu_);
     if (s.ok()) {
       InstallReadView();
     } else {
@@ -386,7 +402,7 @@ Status DBImpl::IngestSegments(const std::vector<std::string>& files,
       env_->RemoveFile(SegmentFileName(dbname_, number)).PermitUncheckedError();
     }
   }
-  release();
+  EndIngestClaims(claims, numbers);
   if (!s.ok()) {
     Log(info_log_, "Ingest of %zu segment(s) failed: %s", ingest.size(),
         s.ToString().c_str());
@@ -399,7 +415,7 @@ Status DBImpl::IngestSegments(const std::vector<std::string>& files,
       " entries, %" PRIu64 " bytes in %" PRIu64 " us",
       ingest.size(), kIngestLevel, linked, ingest.size() - linked,
       total_entries, total_bytes, env_->NowMicros() - start_micros);
-  lock.unlock();
+  lock.Release();
   if (options.move_files) {
     // After the commit: a failure here leaves a source behind, nothing
     // worse, so the ingest still succeeded.

@@ -81,14 +81,14 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
   }
   if (name == "bloomkv.compaction-pending") {
     // "1" while a flush or compaction is queued or running, else "0".
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     *value = HasBackgroundWork() ? "1" : "0";
     return true;
   }
   std::shared_ptr<const Version> v;
   size_t mem_usage = 0;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     v = versions_->current();
     mem_usage = mem_->ApproximateMemoryUsage() +
                 (imm_ != nullptr ? imm_->ApproximateMemoryUsage() : 0);

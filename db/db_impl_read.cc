@@ -23,7 +23,9 @@ void DBImpl::InstallReadView() {
 SequenceNumber DBImpl::ReadSequence(const ReadOptions& options) const {
   // Read after pinning the view: every write up to this sequence is in the
   // view's memtables (the sequence is published after the insert, and the
-  // view holding that memtable was installed before it).
+  // view holding that memtable was installed before it). Not checked by
+  // clang: the one use of versions_ without mu_, an atomic load
+  // (VersionSet::last_sequence).
   return options.snapshot != nullptr
              ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
              : versions_->last_sequence();
@@ -126,13 +128,8 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   ReadView* view = read_views_.Acquire(thread);
   view->Ref();
   read_views_.Release(thread, view);
-  const SequenceNumber sequence =  // after pinning, as in Get
-      options.snapshot != nullptr
-          ? static_cast<const SnapshotImpl*>(options.snapshot)->sequence()
-          : versions_->last_sequence();
-  SegmentReadOptions sro;
-  sro.verify_checksums = options.verify_checksums || options_.paranoid_checks;
-  sro.fill_cache = options.fill_cache;
+  const SequenceNumber sequence = ReadSequence(options);  // after pinning
+  const SegmentReadOptions sro = SegmentOptionsFor(options);
 
   std::vector<std::unique_ptr<Iterator>> children;
   children.emplace_back(view->mem()->NewIterator());
@@ -156,7 +153,7 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
 }
 
 const Snapshot* DBImpl::GetSnapshot() {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   snapshots_.push_back(versions_->last_sequence());
   return new SnapshotImpl(std::prev(snapshots_.end()));
 }
@@ -165,7 +162,7 @@ void DBImpl::ReleaseSnapshot(const Snapshot* snapshot) {
   if (snapshot == nullptr) return;
   const auto* impl = static_cast<const SnapshotImpl*>(snapshot);
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     snapshots_.erase(impl->pos);
   }
   delete impl;

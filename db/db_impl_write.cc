@@ -17,7 +17,7 @@ struct DBImpl::Writer {
   bool sync;
   bool done = false;
   Status status;
-  std::condition_variable cv;
+  CondVar cv;
 };
 
 Status ValidateKey(const Slice& key) {
@@ -120,12 +120,13 @@ Status DBImpl::WriteValidated(const WriteOptions& options,
     return Status::OK();
   }
   Writer w(updates, options.sync);
-  std::unique_lock<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   writers_.push_back(&w);
-  while (!w.done && &w != writers_.front()) w.cv.wait(lock);
+  while (!w.done && &w != writers_.front()) w.cv.Wait(&mu_);
   if (w.done) return w.status;
+  ScopedRole front(&front_writer_);
 
-  Status s = MakeRoomForWrite(&lock, /*force=*/updates == nullptr);
+  Status s = MakeRoomForWrite(/*force=*/updates == nullptr);
   Writer* last_writer = &w;
   WriteBatch* group = nullptr;
   if (s.ok() && updates != nullptr) {
@@ -133,7 +134,7 @@ Status DBImpl::WriteValidated(const WriteOptions& options,
     const uint64_t bytes =
         WriteBatchInternal::ByteSize(group) - kWriteBatchHeaderSize;
     counters_->user_bytes_written.fetch_add(bytes, std::memory_order_relaxed);
-    s = DelayWrite(&lock, bytes);
+    s = DelayWrite(bytes);
   }
   if (s.ok() && updates != nullptr) {
     SequenceNumber last_sequence = versions_->last_sequence();
@@ -142,12 +143,14 @@ Status DBImpl::WriteValidated(const WriteOptions& options,
     last_sequence += WriteBatchInternal::Count(group);
     if (w.sync) PruneClosedLogs();
     const bool record_log = w.sync && !versions_->KnowsLog(log_number_);
+    // Only the front writer replaces mem_, so the memtable stays this one
+    // while mu_ is released.
+    MemTable* const mem = mem_.get();
     // Only the front writer gets here, so the log and the memtable have a
     // single writer while mu_ is released; readers go on meanwhile.
-    lock.unlock();
+    mu_.Unlock();
     if (w.sync) {
-      s = PrepareSyncedWrite(WriteBatchInternal::Sequence(group), record_log,
-                             &lock);
+      s = PrepareSyncedWrite(WriteBatchInternal::Sequence(group), record_log);
     }
     if (s.ok() && !empty) {
       s = log_->AddRecord(WriteBatchInternal::Contents(group));
@@ -157,10 +160,8 @@ Status DBImpl::WriteValidated(const WriteOptions& options,
     // record may be in it): refuse further writes rather than risk
     // acknowledging writes that a crash would lose or replay would skip.
     const bool log_failed = !s.ok();
-    if (s.ok() && !empty) {
-      s = WriteBatchInternal::InsertInto(group, mem_.get());
-    }
-    lock.lock();
+    if (s.ok() && !empty) s = WriteBatchInternal::InsertInto(group, mem);
+    mu_.Lock();
     if (log_failed) RecordBackgroundError(s);
     if (s.ok()) versions_->SetLastSequence(last_sequence);
   }
@@ -172,11 +173,11 @@ Status DBImpl::WriteValidated(const WriteOptions& options,
     if (ready != &w) {
       ready->status = s;
       ready->done = true;
-      ready->cv.notify_one();
+      ready->cv.Signal();
     }
     if (ready == last_writer) break;
   }
-  if (!writers_.empty()) writers_.front()->cv.notify_one();
+  if (!writers_.empty()) writers_.front()->cv.Signal();
   return s;
 }
 
@@ -204,7 +205,7 @@ WriteBatch* DBImpl::BuildBatchGroup(Writer** last_writer) {
   return result;
 }
 
-Status DBImpl::DelayWrite(std::unique_lock<std::mutex>* lock, uint64_t bytes) {
+Status DBImpl::DelayWrite(uint64_t bytes) {
   if (versions_->NumFiles(0) < options_.level0_slowdown_writes_trigger) {
     write_delay_.Reset();
     return Status::OK();
@@ -213,9 +214,9 @@ Status DBImpl::DelayWrite(std::unique_lock<std::mutex>* lock, uint64_t bytes) {
   // rather than stopping them outright later.
   const uint64_t micros = write_delay_.Charge(bytes, env_->NowMicros());
   if (micros == 0) return Status::OK();
-  lock->unlock();
+  mu_.Unlock();
   env_->SleepForMicroseconds(micros);
-  lock->lock();
+  mu_.Lock();
   counters_->write_delay_micros.fetch_add(micros, std::memory_order_relaxed);
   counters_->stall_micros.fetch_add(micros, std::memory_order_relaxed);
   return bg_error_;
@@ -223,15 +224,15 @@ Status DBImpl::DelayWrite(std::unique_lock<std::mutex>* lock, uint64_t bytes) {
 
 void DBImpl::PruneClosedLogs() {
   // A flush has covered them since: no recovery reads them any more.
-  std::erase_if(closed_logs_, [&](ClosedLog& closed) {
-    if (closed.number >= versions_->log_number()) return false;
+  const uint64_t covered = versions_->log_number();
+  std::erase_if(closed_logs_, [covered](ClosedLog& closed) {
+    if (closed.number >= covered) return false;
     closed.file->Close().PermitUncheckedError();
     return true;
   });
 }
 
-Status DBImpl::PrepareSyncedWrite(SequenceNumber sequence, bool record_log,
-                                  std::unique_lock<std::mutex>* lock) {
+Status DBImpl::PrepareSyncedWrite(SequenceNumber sequence, bool record_log) {
   // Without its directory entry the log would vanish in a crash, synced
   // records and all.
   if (!log_entry_synced_) {
@@ -254,11 +255,13 @@ Status DBImpl::PrepareSyncedWrite(SequenceNumber sequence, bool record_log,
     for (const ClosedLog& closed : closed_logs_) {
       edit.AddLog(closed.number, closed.length);
     }
-    lock->lock();
-    if (record_log) edit.AddLog(log_number_, 0);
-    Status s = versions_->LogAndApply(&edit, lock);
-    if (s.ok()) InstallReadView();
-    lock->unlock();
+    Status s;
+    {
+      MutexLock lock(&mu_);
+      if (record_log) edit.AddLog(log_number_, 0);
+      s = versions_->LogAndApply(&edit, &mu_);
+      if (s.ok()) InstallReadView();
+    }
     if (!s.ok()) return s;
   }
   if (closed_logs_.empty()) return Status::OK();
@@ -272,8 +275,7 @@ Status DBImpl::PrepareSyncedWrite(SequenceNumber sequence, bool record_log,
   return log_->AddRecord(WriteBatchInternal::Contents(&mark));
 }
 
-Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>* lock,
-                                bool force) {
+Status DBImpl::MakeRoomForWrite(bool force) {
   while (true) {
     if (!bg_error_.ok()) return bg_error_;
     const int level0 = versions_->current()->NumFiles(0);
@@ -291,7 +293,7 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>* lock,
           imm_ != nullptr ? "waiting for the previous memtable's flush"
                           : "waiting for level-0 compaction",
           level0, options_.level0_stop_writes_trigger);
-      bg_done_cv_.wait(*lock);
+      bg_done_cv_.Wait(&mu_);
       const uint64_t micros = env_->NowMicros() - start;
       Log(info_log_, "Write stall ended after %" PRIu64 " us", micros);
       counters_->write_stop_micros.fetch_add(micros, std::memory_order_relaxed);
@@ -311,15 +313,15 @@ Status DBImpl::MakeRoomForWrite(std::unique_lock<std::mutex>* lock,
     Log(info_log_, "Switched to a new memtable and log %06" PRIu64,
         log_number_);
     force = false;
-    flush_cv_.notify_one();
+    flush_cv_.Signal();
   }
 }
 
 Status DBImpl::Flush() {
   Status s = Write(WriteOptions(), nullptr);
   if (!s.ok()) return s;
-  std::unique_lock<std::mutex> lock(mu_);
-  while (imm_ != nullptr && bg_error_.ok()) bg_done_cv_.wait(lock);
+  MutexLock lock(&mu_);
+  while (imm_ != nullptr && bg_error_.ok()) bg_done_cv_.Wait(&mu_);
   return bg_error_;
 }
 

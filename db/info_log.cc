@@ -35,7 +35,7 @@ InfoLogFile::InfoLogFile(Env* env, std::string dbname, uint64_t max_file_size)
 InfoLogFile::~InfoLogFile() = default;
 
 void InfoLogFile::Start() {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   RotateLocked();
 }
 
@@ -44,7 +44,7 @@ void InfoLogFile::Logv(const char* format, va_list ap) {
   va_copy(copy, ap);
   const int message_size = std::vsnprintf(nullptr, 0, format, copy);
   va_end(copy);
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   if (file_ == nullptr) return;
   file_->Logv(format, ap);
   file_size_ +=

@@ -18,14 +18,13 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "bloomkv/env.h"
 #include "bloomkv/options.h"
 #include "bloomkv/status.h"
 #include "db/filename.h"
-#include "util/thread_annotations.h"
+#include "util/mutex.h"
 
 namespace bloomkv {
 
@@ -45,9 +44,9 @@ class InfoLogFile final : public Logger {
 
   // Rotates the old logs and opens a fresh LOG. Lines logged before are
   // dropped. REQUIRES: the caller holds the database's LOCK; called once.
-  void Start();
+  void Start() EXCLUDES(mu_);
 
-  void Logv(const char* format, va_list ap) override;
+  void Logv(const char* format, va_list ap) override EXCLUDES(mu_);
 
  private:
   void RotateLocked() REQUIRES(mu_);
@@ -55,7 +54,7 @@ class InfoLogFile final : public Logger {
   Env* const env_;
   const std::string dbname_;
   const uint64_t max_file_size_;
-  std::mutex mu_;
+  Mutex mu_;
   std::unique_ptr<Logger> file_ GUARDED_BY(mu_);  // null: not started or lost
   uint64_t file_size_ GUARDED_BY(mu_) = 0;        // estimated bytes in LOG
 };

@@ -17,14 +17,14 @@ ReadViewCache::~ReadViewCache() {
     ReadView* v = slot.view.exchange(nullptr, std::memory_order_acquire);
     if (v != nullptr && v != kInUse) v->Unref();
   }
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   if (current_ != nullptr) current_->Unref();
 }
 
 void ReadViewCache::Install(ReadView* view) {
   ReadView* old;
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     view->generation_ = generation_.load(std::memory_order_relaxed) + 1;
     old = current_;
     current_ = view;
@@ -52,7 +52,7 @@ ReadView* ReadViewCache::Acquire(size_t thread) {
 }
 
 ReadView* ReadViewCache::AcquireCurrent() {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   current_->Ref();
   return current_;
 }

@@ -57,7 +57,7 @@ TableCache::TableCache(std::string dbname, Env* env,
 
 TableCache::~TableCache() {
   // Entries can outlive the cache in FileMetaData: close their files now.
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   for (auto& [number, e] : entries_) {
     e->refs.store(0);
     e->reader.reset();
@@ -92,7 +92,7 @@ Status TableCache::OpenReader(const FileMetaData& f,
 
 void TableCache::Load(FileMetaData* f) {
   {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     ReserveLocked();
   }
   // The block cache id outlives this reader, so that the file reopened
@@ -107,7 +107,7 @@ void TableCache::Load(FileMetaData* f) {
     f->filter = f->meta->filter;
   }
   f->open_status = s;
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   f->table_cache_entry = InsertLocked(
       f->number, s.ok() ? std::move(reader) : nullptr, /*pin=*/false);
 }
@@ -179,7 +179,7 @@ void TableCache::ReleaseLookup(std::atomic<Entry*>* slot, Entry* e) {
   // raised its flag first, so one of the two does the close.
   slot->store(nullptr);
   if (close_pending_.load() || (over_capacity_.load() && e->refs.load() <= 1)) {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     CloseEvictedLocked();
     ShrinkLocked();
   }
@@ -190,7 +190,7 @@ Status TableCache::Acquire(const FileMetaData& f, Handle* handle) {
   if (!f.open_status.ok()) return f.open_status;
   Entry* e = f.table_cache_entry.get();
   if (e == nullptr || !TryPin(e)) {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     auto it = entries_.find(f.number);
     e = it != entries_.end() ? it->second.get() : nullptr;
     // Under mu_ an entry in entries_ is either closed or stays open.
@@ -202,7 +202,7 @@ Status TableCache::Acquire(const FileMetaData& f, Handle* handle) {
   if (e == nullptr) {
     std::unique_ptr<SegmentReader> reader;
     Status s = OpenReader(f, nullptr, &reader);
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     e = InsertLocked(f.number, s.ok() ? std::move(reader) : nullptr,
                      /*pin=*/true)
             .get();
@@ -252,10 +252,10 @@ void TableCache::Release(Entry* e) {
   const uint64_t before = e->refs.fetch_sub(1);
   if (before == 1) {
     // The last reference-counted pin of an evicted file.
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     CloseEvictedLocked();
   } else if (before == 2 && over_capacity_.load()) {
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     ShrinkLocked();
   }
 }
@@ -318,7 +318,7 @@ void TableCache::CloseLocked(Entry* e) {
 }
 
 void TableCache::Evict(uint64_t number) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   auto it = entries_.find(number);
   if (it == entries_.end()) return;
   std::shared_ptr<Entry> e = std::move(it->second);
@@ -333,7 +333,7 @@ void TableCache::Evict(uint64_t number) {
 }
 
 size_t TableCache::open_files() const {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   return open_ + opening_;
 }
 

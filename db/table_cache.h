@@ -67,7 +67,6 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
@@ -77,7 +76,7 @@
 #include "db/version_set.h"
 #include "table/segment_reader.h"
 #include "util/sharded_counter.h"
-#include "util/thread_annotations.h"
+#include "util/mutex.h"
 
 namespace bloomkv {
 
@@ -203,7 +202,7 @@ class TableCache {
   Cache* const block_cache_;
   const size_t capacity_;
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   // Every segment Loaded or reopened and not evicted, open or closed.
   std::unordered_map<uint64_t, std::shared_ptr<Entry>> entries_ GUARDED_BY(mu_);
   // Evicted while pinned: closed and dropped at their last release (the

@@ -253,9 +253,8 @@ Status VersionSet::WriteSnapshotManifest() {
   return Status::OK();
 }
 
-Status VersionSet::LogAndApply(VersionEdit* edit,
-                               std::unique_lock<std::mutex>* lock) {
-  manifest_cv_.wait(*lock, [this] { return !writing_manifest_; });
+Status VersionSet::LogAndApply(VersionEdit* edit, Mutex* mu) {
+  while (writing_manifest_) manifest_cv_.Wait(mu);
   if (!manifest_error_.ok()) return manifest_error_;
   const uint64_t log_number = edit->has_log_number()
                                   ? std::max(log_number_, edit->log_number())
@@ -273,12 +272,12 @@ Status VersionSet::LogAndApply(VersionEdit* edit,
   // Manifest IO happens without the DB mutex so that reads and writes go on;
   // writing_manifest_ keeps other LogAndApply calls out meanwhile.
   writing_manifest_ = true;
-  lock->unlock();
+  mu->Unlock();
   s = manifest_log_->AddRecord(record);
   if (s.ok()) s = manifest_file_->Sync();
-  lock->lock();
+  mu->Lock();
   writing_manifest_ = false;
-  manifest_cv_.notify_all();
+  manifest_cv_.SignalAll();
   if (!s.ok()) {
     // The record may be in the file, whole or in part, and a next record
     // would follow a torn one: the manifest takes no more edits. The next

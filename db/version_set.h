@@ -9,19 +9,19 @@
 // snapshot of the recovered state and CURRENT is switched to it atomically.
 //
 // Thread-safety: Version is immutable. VersionSet methods require the DB
-// mutex (noted per method); LogAndApply releases it during manifest IO.
+// mutex (the DB holds its VersionSet PT_GUARDED_BY that mutex, so clang
+// checks every call); LogAndApply releases it during manifest IO.
+// last_sequence() may also be called without it.
 #ifndef BLOOMKV_DB_VERSION_SET_H_
 #define BLOOMKV_DB_VERSION_SET_H_
 
 #include <algorithm>
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
@@ -31,6 +31,7 @@
 #include "db/log_writer.h"
 #include "db/version_edit.h"
 #include "table/segment_reader.h"
+#include "util/mutex.h"
 
 namespace bloomkv {
 
@@ -126,13 +127,13 @@ class VersionSet {
 
   // Appends edit to the manifest (synced) and installs the resulting
   // version as current. Fills in next file number and last sequence.
-  // REQUIRES: *lock holds the DB mutex; it is released during IO and held
+  // REQUIRES: mu is the DB mutex, held; it is released during IO and held
   // again on return. Calls from several threads (a flush, compactions) are
   // serialized: each waits until the previous one has returned, then
   // applies its edit to the version that one installed.
   // After a failed append or sync, whether the edit is in the manifest is
   // unknown: that call and every later one return the error.
-  Status LogAndApply(VersionEdit* edit, std::unique_lock<std::mutex>* lock);
+  Status LogAndApply(VersionEdit* edit, Mutex* mu) REQUIRES(mu);
 
   // REQUIRES: DB mutex held (for all below).
   std::shared_ptr<const Version> current() const { return current_; }
@@ -198,7 +199,7 @@ class VersionSet {
   // A LogAndApply is writing the manifest (without the DB mutex); the next
   // one waits on manifest_cv_.
   bool writing_manifest_ = false;
-  std::condition_variable manifest_cv_;
+  CondVar manifest_cv_;
 
   std::shared_ptr<const Version> current_;
   std::list<std::weak_ptr<const Version>> versions_;  // every version made

@@ -20,8 +20,9 @@ fi
 if [[ "${BLOOMKV_WITH_LOAD:-0}" == 1 ]]; then
   packages+=(wrk curl)
 fi
-# clang's libFuzzer and sanitizer runtimes, for scripts/fuzz.sh.
-if [[ "${BLOOMKV_WITH_FUZZ:-0}" == 1 ]]; then
+# clang and its sanitizer runtimes (libFuzzer among them): for the thread
+# checks of scripts/test.sh (scripts/check-threads.sh) and scripts/fuzz.sh.
+if [[ "${BLOOMKV_WITH_CLANG:-0}" == 1 || "${BLOOMKV_WITH_FUZZ:-0}" == 1 ]]; then
   packages+=(clang libclang-rt-14-dev)
 fi
 

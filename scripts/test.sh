@@ -3,14 +3,21 @@
 # (library, tests, benchmarks, tools) once, in the Release tree the README
 # installs from (scripts/configure-release.sh), and runs every test with
 # CTest there. Extra arguments are passed to ctest (e.g. -R segment, -L db).
-# BLOOMKV_SANITIZE=address,undefined or =thread builds a sanitizer variant
-# (RelWithDebInfo) in its own build directory instead.
+# Then the thread checks (scripts/check-threads.sh): the library built with
+# clang -Wthread-safety and ThreadSanitizer, and the concurrency tests under
+# it. BLOOMKV_SANITIZE=address,undefined or =thread builds a sanitizer
+# variant of the whole suite (RelWithDebInfo) in its own build directory
+# instead of both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
-scripts/install-deps.sh
-
 sanitize="${BLOOMKV_SANITIZE:-}"
+if [[ -n "$sanitize" ]]; then
+  scripts/install-deps.sh
+else
+  BLOOMKV_WITH_CLANG=1 scripts/install-deps.sh
+fi
+
 if [[ -n "$sanitize" ]]; then
   build_dir="build/test-${sanitize//,/-}"
   cmake -S . -B "$build_dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
@@ -20,6 +27,7 @@ else
 fi
 cmake --build "$build_dir" -j"$(nproc)"
 built=$SECONDS
-cd "$build_dir"
-ctest --output-on-failure -j"$(nproc)" --timeout 600 "$@"
-echo "test command: $((built - start)) s to install and build, $((SECONDS - built)) s of tests"
+(cd "$build_dir" && ctest --output-on-failure -j"$(nproc)" --timeout 600 "$@")
+echo "suite: $((built - start)) s to install and build, $((SECONDS - built)) s of tests"
+[[ -n "$sanitize" ]] || scripts/check-threads.sh
+echo "test command: $((SECONDS - start)) s in all"

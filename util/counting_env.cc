@@ -128,7 +128,7 @@ CountingEnv::CountingEnv(Env* target)
 CountingEnv::~CountingEnv() = default;
 
 CountingEnv::Counters* CountingEnv::CountersFor(const std::string& fname) {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   std::unique_ptr<Counters>& c = per_file_[fname];
   if (c == nullptr) c = std::make_unique<Counters>();
   return c.get();
@@ -137,14 +137,14 @@ CountingEnv::Counters* CountingEnv::CountersFor(const std::string& fname) {
 CountingEnv::Counts CountingEnv::Total() const { return total_->Snapshot(); }
 
 CountingEnv::Counts CountingEnv::ForFile(const std::string& fname) const {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   auto it = per_file_.find(fname);
   if (it == per_file_.end()) return Counts();
   return it->second->Snapshot();
 }
 
 void CountingEnv::Reset() {
-  std::lock_guard<std::mutex> guard(mu_);
+  MutexLock guard(&mu_);
   total_->Zero();
   for (auto& [name, counters] : per_file_) counters->Zero();
 }

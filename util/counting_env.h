@@ -22,10 +22,10 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "bloomkv/env.h"
+#include "util/mutex.h"
 
 namespace bloomkv {
 
@@ -79,9 +79,8 @@ class CountingEnv : public EnvWrapper {
   Counters* CountersFor(const std::string& fname);
 
   std::unique_ptr<Counters> total_;
-  mutable std::mutex mu_;
-  std::map<std::string, std::unique_ptr<Counters>>
-      per_file_;  // GUARDED_BY(mu_)
+  mutable Mutex mu_;
+  std::map<std::string, std::unique_ptr<Counters>> per_file_ GUARDED_BY(mu_);
 };
 
 }  // namespace bloomkv

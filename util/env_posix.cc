@@ -28,12 +28,11 @@
 #include <chrono>
 #include <cstring>
 #include <limits>
-#include <mutex>
 #include <set>
 
 #include "bloomkv/env.h"
 #include "util/logging.h"
-#include "util/thread_annotations.h"
+#include "util/mutex.h"
 
 namespace bloomkv {
 namespace {
@@ -266,7 +265,7 @@ class PosixLogger final : public Logger {
 
   void Logv(const char* format, va_list ap) override {
     const std::string line = FormatLogLine(format, ap);
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     const char* p = line.data();
     size_t n = line.size();
     while (n > 0) {
@@ -282,7 +281,7 @@ class PosixLogger final : public Logger {
 
  private:
   const int fd_;
-  std::mutex mu_;
+  Mutex mu_;
 };
 
 #ifdef F_OFD_SETLK
@@ -456,7 +455,7 @@ class PosixEnv final : public Env {
     // description locks, where available, belong to this descriptor only.
     // Only a lock held elsewhere is Busy; a file that cannot be opened or
     // locked at all (permissions, no space, a directory) is an IOError.
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     if (locked_.count(fname) != 0) {
       return Status::Busy("lock " + fname, "already held by this process");
     }
@@ -483,7 +482,7 @@ class PosixEnv final : public Env {
   Status UnlockFile(std::unique_ptr<FileLock> lock) override {
     if (lock == nullptr) return Status::InvalidArgument("UnlockFile: no lock");
     auto* l = static_cast<PosixFileLock*>(lock.get());
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     struct ::flock f;
     std::memset(&f, 0, sizeof(f));
     f.l_type = F_UNLCK;
@@ -505,7 +504,7 @@ class PosixEnv final : public Env {
  private:
   const bool use_mmap_reads_;
   MmapLimiter mmap_limiter_;
-  std::mutex mu_;
+  Mutex mu_;
   std::set<std::string> locked_ GUARDED_BY(mu_);
 };
 

@@ -7,13 +7,14 @@
 #include <cstdio>
 #include <ctime>
 #include <functional>
-#include <mutex>
 #include <thread>
 
 #if defined(__linux__)
 #include <sys/syscall.h>
 #include <unistd.h>
 #endif
+
+#include "util/mutex.h"
 
 namespace bloomkv {
 namespace {
@@ -38,15 +39,15 @@ class WritableFileLogger final : public Logger {
 
   void Logv(const char* format, va_list ap) override {
     const std::string line = FormatLogLine(format, ap);
-    std::lock_guard<std::mutex> guard(mu_);
+    MutexLock guard(&mu_);
     Status s = file_->Append(line);
     if (s.ok()) s = file_->Flush();
     s.PermitUncheckedError();  // a lost line is not the database's problem
   }
 
  private:
-  std::mutex mu_;  // one line at a time through file_
-  const std::unique_ptr<WritableFile> file_;
+  Mutex mu_;  // one line at a time through file_
+  const std::unique_ptr<WritableFile> file_ PT_GUARDED_BY(mu_);
 };
 
 }  // namespace

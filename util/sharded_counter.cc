@@ -2,8 +2,9 @@
 // Thread-safety: thread-safe.
 #include "util/sharded_counter.h"
 
-#include <mutex>
 #include <set>
+
+#include "util/mutex.h"
 
 namespace bloomkv {
 namespace {
@@ -11,9 +12,9 @@ namespace {
 // The free numbers, shared by all threads. Never destroyed: threads may
 // exit (and return their number) after static destructors have run.
 struct IndexRegistry {
-  std::mutex mu;
-  std::set<size_t> free;  // returned by exited threads
-  size_t next = 0;        // never handed out yet
+  Mutex mu;
+  std::set<size_t> free GUARDED_BY(mu);  // returned by exited threads
+  size_t next GUARDED_BY(mu) = 0;        // never handed out yet
 };
 
 IndexRegistry* Registry() {
@@ -26,7 +27,7 @@ class ThreadIndex {
  public:
   ThreadIndex() {
     IndexRegistry* r = Registry();
-    std::lock_guard<std::mutex> guard(r->mu);
+    MutexLock guard(&r->mu);
     if (r->free.empty()) {
       index_ = r->next++;
     } else {
@@ -36,7 +37,7 @@ class ThreadIndex {
   }
   ~ThreadIndex() {
     IndexRegistry* r = Registry();
-    std::lock_guard<std::mutex> guard(r->mu);
+    MutexLock guard(&r->mu);
     r->free.insert(index_);
   }
   ThreadIndex(const ThreadIndex&) = delete;

@@ -1,8 +1,9 @@
-// Clang thread-safety annotations, as documentation the compiler can check.
+// Clang thread-safety annotations: locking rules the compiler checks.
 //
-// Under clang with -Wthread-safety (and an annotated mutex type) these let
-// the compiler check the locking rules they state; elsewhere they expand to
-// nothing and remain precise documentation.
+// Under clang, -Wthread-safety checks every rule these state against the
+// capability types of util/mutex.h (scripts/test.sh builds the library that
+// way, with the warnings as errors); elsewhere they expand to nothing and
+// remain precise documentation.
 // Thread-safety: macros only.
 #ifndef BLOOMKV_UTIL_THREAD_ANNOTATIONS_H_
 #define BLOOMKV_UTIL_THREAD_ANNOTATIONS_H_
@@ -13,10 +14,34 @@
 #define BLOOMKV_THREAD_ANNOTATION(x)
 #endif
 
-// The member may only be read or written with the given mutex held.
+// A type whose objects are capabilities (a mutex, or a role a thread takes).
+#define CAPABILITY(x) BLOOMKV_THREAD_ANNOTATION(capability(x))
+// An RAII type that holds a capability for its lifetime.
+#define SCOPED_CAPABILITY BLOOMKV_THREAD_ANNOTATION(scoped_lockable)
+// The member may only be read or written with the given capability held.
 #define GUARDED_BY(x) BLOOMKV_THREAD_ANNOTATION(guarded_by(x))
-// The function must be called with the given mutex held.
+// What the pointer member points at may only be used with it held.
+#define PT_GUARDED_BY(x) BLOOMKV_THREAD_ANNOTATION(pt_guarded_by(x))
+// The function must be called with the given capabilities held...
 #define REQUIRES(...) \
   BLOOMKV_THREAD_ANNOTATION(requires_capability(__VA_ARGS__))
+// ... or without them (it takes them itself).
+#define EXCLUDES(...) BLOOMKV_THREAD_ANNOTATION(locks_excluded(__VA_ARGS__))
+// The function takes the capability and returns holding it ...
+#define ACQUIRE(...) \
+  BLOOMKV_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
+// ... gives it up ...
+#define RELEASE(...) \
+  BLOOMKV_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
+// ... takes it when it returns the given value.
+#define TRY_ACQUIRE(...) \
+  BLOOMKV_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
+// The function checks at run time that the capability is held.
+#define ASSERT_CAPABILITY(x) BLOOMKV_THREAD_ANNOTATION(assert_capability(x))
+// The function returns a reference to the capability.
+#define RETURN_CAPABILITY(x) BLOOMKV_THREAD_ANNOTATION(lock_returned(x))
+// The function is not checked; its comment must say why it is right.
+#define NO_THREAD_SAFETY_ANALYSIS \
+  BLOOMKV_THREAD_ANNOTATION(no_thread_safety_analysis)
 
 #endif  // BLOOMKV_UTIL_THREAD_ANNOTATIONS_H_

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The concurrency checks of the test command (scripts/test.sh runs this
+# after the suite): builds the library with clang, whose -Wthread-safety
+# checks every locking rule the code states (util/mutex.h; a broken rule is
+# a build error), with ThreadSanitizer, in build/threads; then runs the
+# tests whose threads share a database, a cache or a file
+# (tests/CMakeLists.txt, CONCURRENCY_TESTS) under it. Any race, lock-order
+# inversion or failed test fails the script. Extra arguments go to the test
+# binary (e.g. --gtest_filter=DBConcurrency*).
+# Needs clang and its sanitizer runtimes: BLOOMKV_WITH_CLANG=1
+# scripts/install-deps.sh (scripts/test.sh installs them).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+start=$SECONDS
+build_dir=build/threads
+generator="Unix Makefiles"
+command -v ninja >/dev/null && generator=Ninja
+cache="$build_dir/CMakeCache.txt"
+if [[ -f "$cache" ]] && ! grep -qx "CMAKE_GENERATOR:INTERNAL=$generator" "$cache"; then
+  rm -rf "$build_dir"
+fi
+# -O1 keeps the instrumented tests fast enough and the build short; no
+# debug info beyond line tables, which TSan's reports need.
+cmake -S . -B "$build_dir" -G "$generator" -DCMAKE_BUILD_TYPE=Release \
+  -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS_RELEASE="-O1 -gline-tables-only" \
+  -DBLOOMKV_SANITIZE=thread -DBLOOMKV_BUILD_TESTS=ON \
+  -DBLOOMKV_BUILD_BENCH=OFF -DBLOOMKV_BUILD_TOOLS=OFF >/dev/null
+cmake --build "$build_dir" -j"$(nproc)" --target bloomkv concurrency_tests
+built=$SECONDS
+TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
+  "$build_dir/tests/concurrency_tests" --gtest_brief=1 "$@"
+echo "thread checks: $((built - start)) s to build (clang -Wthread-safety, TSan), $((SECONDS - built)) s of tests"

@@ -42,7 +42,8 @@ Status ValidateOptions(const Options& o) {
     return Status::InvalidArgument("block_size must be in [1 KiB, 4 MiB]");
   }
   auto known = [](CompressionType c) {
-    return c == CompressionType::kNone || c == CompressionType::kLZ4;
+    return c == CompressionType::kNone || c == CompressionType::kLZ4 ||
+           c == CompressionType::kZSTD;
   };
   if (!known(o.compression)) {
     return Status::InvalidArgument("unknown compression type");

@@ -9,6 +9,7 @@
 #include "db/compaction.h"
 #include "db/version_edit.h"
 #include "db/version_set.h"
+#include "table/format.h"
 #include "util/logging.h"
 
 namespace bloomkv {
@@ -71,9 +72,7 @@ void LogOpening(Logger* log, const std::string& dbname, const Options& options,
   if (log == nullptr) return;
   Log(log, "Opening database %s%s", dbname.c_str(),
       read_only ? " read-only" : "");
-  auto compression_name = [](CompressionType c) {
-    return c == CompressionType::kLZ4 ? "lz4" : "none";
-  };
+  auto compression_name = CompressionTypeName;
   // Levels 0.. as listed, then "..." for the deeper ones, which use
   // `compression`.
   std::string per_level;

@@ -407,7 +407,8 @@ class Repairer {
     for (uint64_t end = start + 1; end + kBlockTrailerSize <= limit; end++) {
       const auto type =
           static_cast<CompressionType>(static_cast<uint8_t>(data[end]));
-      if (type != CompressionType::kNone && type != CompressionType::kLZ4) {
+      if (type != CompressionType::kNone && type != CompressionType::kLZ4 &&
+          type != CompressionType::kZSTD) {
         continue;
       }
       if (type == CompressionType::kNone &&

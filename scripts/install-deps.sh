@@ -5,7 +5,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config
-  liblz4-dev libxxhash-dev
+  liblz4-dev libzstd-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libcpp-httplib-dev gnuplot-nox
   libssl-dev

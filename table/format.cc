@@ -2,6 +2,7 @@
 #include "table/format.h"
 
 #include <lz4.h>
+#include <zstd.h>
 
 #include <cstring>
 #include <limits>
@@ -36,6 +37,33 @@ LZ4_stream_t* ThreadLz4State() {
   thread_local State state;
   return &state.stream;
 }
+
+// One Zstandard context per compressing or decompressing thread: creating
+// one costs an allocation of several hundred KiB, far more than a 4 KiB
+// block's work.
+ZSTD_CCtx* ThreadZstdCompressor() {
+  struct State {
+    ~State() { ZSTD_freeCCtx(ctx); }
+    ZSTD_CCtx* ctx = ZSTD_createCCtx();
+  };
+  thread_local State state;
+  return state.ctx;
+}
+ZSTD_DCtx* ThreadZstdDecompressor() {
+  struct State {
+    ~State() { ZSTD_freeDCtx(ctx); }
+    ZSTD_DCtx* ctx = ZSTD_createDCtx();
+  };
+  thread_local State state;
+  return state.ctx;
+}
+// Zstandard's default level: about LZ4's speed to decompress, 3-4x its cost
+// to compress.
+constexpr int kZstdLevel = 3;
+// A stored uncompressed size above this multiple of the payload is corrupt
+// (as kMaxLZ4Ratio); Zstandard can expand more, but no block a flush or
+// compaction writes does.
+constexpr uint64_t kMaxZstdRatio = 1024;
 
 // LZ4 cannot expand data by more than about 255x; a stored uncompressed size
 // above this bound is corrupt, and rejecting it keeps a flipped varint from
@@ -145,8 +173,37 @@ Status Footer::DecodeFrom(const Slice& input, const std::string& file_name,
   return Status::OK();
 }
 
+const char* CompressionTypeName(CompressionType type) {
+  switch (type) {
+    case CompressionType::kNone:
+      return "none";
+    case CompressionType::kLZ4:
+      return "lz4";
+    case CompressionType::kZSTD:
+      return "zstd";
+  }
+  return "unknown";
+}
+
 CompressionType CompressBlock(const Slice& raw, CompressionType type,
                               std::string* dst) {
+  if (type == CompressionType::kZSTD &&
+      raw.size() <= std::numeric_limits<uint32_t>::max()) {
+    const size_t start = dst->size();
+    PutVarint32(dst, static_cast<uint32_t>(raw.size()));
+    const size_t header = dst->size() - start;
+    const size_t bound = ZSTD_compressBound(raw.size());
+    dst->resize(start + header + bound);
+    const size_t n =
+        ZSTD_compressCCtx(ThreadZstdCompressor(), dst->data() + start + header,
+                          bound, raw.data(), raw.size(), kZstdLevel);
+    const size_t total = header + (ZSTD_isError(n) ? raw.size() : n);
+    if (!ZSTD_isError(n) && total <= raw.size() - raw.size() / 8) {
+      dst->resize(start + total);
+      return CompressionType::kZSTD;
+    }
+    dst->resize(start);
+  }
   if (type == CompressionType::kLZ4 &&
       raw.size() <= static_cast<size_t>(LZ4_MAX_INPUT_SIZE)) {
     const size_t start = dst->size();
@@ -289,6 +346,24 @@ Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
       if (got_raw < 0 || static_cast<uint32_t>(got_raw) != raw_size) {
         ClearContents(contents);
         return CorruptionAt(file_name, "corrupt LZ4 block", handle.offset);
+      }
+      return Status::OK();
+    }
+    case CompressionType::kZSTD: {
+      uint32_t raw_size;
+      const char* q = GetVarint32Ptr(p, p + n, &raw_size);
+      if (q == nullptr ||
+          raw_size > static_cast<uint64_t>(n) * kMaxZstdRatio + 64) {
+        return CorruptionAt(file_name, "bad ZSTD block size header",
+                            handle.offset);
+      }
+      const size_t compressed = static_cast<size_t>(p + n - q);
+      char* raw = AllocateContents(contents, raw_size);
+      const size_t got_raw = ZSTD_decompressDCtx(
+          ThreadZstdDecompressor(), raw, raw_size, q, compressed);
+      if (ZSTD_isError(got_raw) || got_raw != raw_size) {
+        ClearContents(contents);
+        return CorruptionAt(file_name, "corrupt ZSTD block", handle.offset);
       }
       return Status::OK();
     }

@@ -70,9 +70,13 @@ struct Footer {
 // Appends to *dst the payload to store for `raw` under `type`, and returns
 // the type actually used: kNone when compression is unavailable or saves
 // less than 1/8 of the block. An LZ4 payload is varint32(raw size) followed
-// by the LZ4 block-format bytes.
+// by the LZ4 block-format bytes; a ZSTD one varint32(raw size) followed by
+// one Zstandard frame.
 CompressionType CompressBlock(const Slice& raw, CompressionType type,
                               std::string* dst);
+
+// "none", "lz4", "zstd"; "unknown" for a value no build writes.
+const char* CompressionTypeName(CompressionType type);
 
 // Appends the 5-byte trailer for payload stored under type.
 void AppendBlockTrailer(const Slice& payload, CompressionType type,

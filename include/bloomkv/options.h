@@ -25,6 +25,11 @@ struct GetTrace;
 enum class CompressionType : uint8_t {
   kNone = 0,
   kLZ4 = 1,
+  // Zstandard at level 3: smaller blocks than LZ4 (short-link URLs compress
+  // by about a fifth more; docs/benchmarks.md) for more CPU per block
+  // written and read. Meant for the deep levels through
+  // compression_per_level, where most bytes sit and blocks are written once.
+  kZSTD = 2,
 };
 
 // How filter memory is spread over the segments. Never change the values:

@@ -212,6 +212,31 @@ TEST_F(DbCompressionTest, ListedLevelsOverrideCompression) {
   test::ExpectDbHolds(db_.get(), model_);
 }
 
+TEST_F(DbCompressionTest, ZstdForTheDeepLevelsBesideLz4AndRaw) {
+  // Raw level 0, LZ4 level 1, Zstandard below: three codecs in one tree,
+  // every block as its level says, everything readable, before and after a
+  // reopen, and smaller than the same data in LZ4.
+  Options o = SmallOptions();
+  o.compression_per_level = {CompressionType::kNone, CompressionType::kLZ4};
+  o.compression = CompressionType::kZSTD;
+  Open(o);
+  Fill(6000, /*sequential=*/false, 313);
+  FillUntilLevelZeroHoldsASegment(314);
+  const std::set<int> levels = ExpectLevelsCompressed(
+      {{0, CompressionType::kNone}, {1, CompressionType::kLZ4}},
+      CompressionType::kZSTD);
+  EXPECT_TRUE(levels.count(1)) << "no level-1 segment to check";
+  EXPECT_TRUE(*levels.rbegin() >= 2) << "no deeper level to check";
+  test::ExpectDbHolds(db_.get(), model_);
+  Open(o);
+  test::ExpectDbHolds(db_.get(), model_);
+  // Read back by a database that would write LZ4 everywhere.
+  o.compression_per_level.clear();
+  o.compression = CompressionType::kLZ4;
+  Open(o);
+  test::ExpectDbHolds(db_.get(), model_);
+}
+
 TEST_F(DbCompressionTest, SegmentMovedIntoCompressedLevelIsRewritten) {
   // Increasing keys never overlap the level below, so compaction would move
   // level-1 segments into level 2 as they are, uncompressed; with differing

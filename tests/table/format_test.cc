@@ -152,7 +152,9 @@ TEST_P(ReadBlockTest, CompressionRoundTrip) {
   std::string random(10000, '\0');
   std::mt19937 rng(1);
   for (char& c : random) c = static_cast<char>(rng());
-  for (CompressionType type : {CompressionType::kNone, CompressionType::kLZ4}) {
+  for (CompressionType type : {CompressionType::kNone, CompressionType::kLZ4,
+                               CompressionType::kZSTD}) {
+    SCOPED_TRACE(CompressionTypeName(type));
     for (const std::string* raw :
          {&compressible, static_cast<const std::string*>(&random)}) {
       CompressionType used;
@@ -160,21 +162,19 @@ TEST_P(ReadBlockTest, CompressionRoundTrip) {
       ASSERT_TRUE(
           RoundTripBlock(*raw, type, GetParam(), &used, &file, &out).ok());
       EXPECT_EQ(out, *raw);
-      const bool expect_lz4 =
-          type == CompressionType::kLZ4 && raw == &compressible;
-      EXPECT_EQ(used,
-                expect_lz4 ? CompressionType::kLZ4 : CompressionType::kNone);
-      if (expect_lz4) {
+      // Random bytes do not compress: they are stored raw.
+      const bool expect_compressed =
+          type != CompressionType::kNone && raw == &compressible;
+      EXPECT_EQ(used, expect_compressed ? type : CompressionType::kNone);
+      if (expect_compressed) {
         EXPECT_LT(file.size(), 1000u);
       }
     }
+    CompressionType used;
+    std::string file, out;
+    ASSERT_TRUE(RoundTripBlock("", type, GetParam(), &used, &file, &out).ok());
+    EXPECT_EQ(out, "");
   }
-  CompressionType used;
-  std::string file, out;
-  ASSERT_TRUE(
-      RoundTripBlock("", CompressionType::kLZ4, GetParam(), &used, &file, &out)
-          .ok());
-  EXPECT_EQ(out, "");
 }
 
 // Blocks are read into a buffer on the stack or the heap depending on their
@@ -247,7 +247,8 @@ TEST_P(ReadBlockTest, MalformedCompressedPayloads) {
                              &out);
   };
   EXPECT_TRUE(read(lz4, 1).ok());
-  EXPECT_TRUE(read(lz4, 2).IsCorruption());
+  EXPECT_TRUE(read(lz4, 2).IsCorruption());  // LZ4 bytes taken for ZSTD
+  EXPECT_TRUE(read(lz4, 3).IsCorruption());  // no such type
   std::string huge_header;
   PutVarint32(&huge_header, 0xffffffffu);
   EXPECT_TRUE(read(huge_header + lz4.substr(5), 1).IsCorruption());
@@ -260,6 +261,23 @@ TEST_P(ReadBlockTest, MalformedCompressedPayloads) {
   std::string garbage = lz4;
   for (size_t i = 2; i < garbage.size(); i++) garbage[i] = '\xff';
   EXPECT_TRUE(read(garbage, 1).IsCorruption());
+
+  // The same damage to a ZSTD payload: every cut, a wrong or huge size
+  // header, garbage after the header.
+  std::string zstd;
+  ASSERT_EQ(CompressBlock(std::string(4000, 'a'), CompressionType::kZSTD,
+                          &zstd),
+            CompressionType::kZSTD);
+  EXPECT_TRUE(read(zstd, 2).ok());
+  EXPECT_TRUE(read(zstd, 1).IsCorruption());
+  EXPECT_TRUE(read(huge_header + zstd.substr(2), 2).IsCorruption());
+  EXPECT_TRUE(read(wrong_size + zstd.substr(2), 2).IsCorruption());
+  for (size_t cut = 0; cut < zstd.size(); cut++) {
+    EXPECT_TRUE(read(zstd.substr(0, cut), 2).IsCorruption()) << cut;
+  }
+  garbage = zstd;
+  for (size_t i = 2; i < garbage.size(); i++) garbage[i] = '\xff';
+  EXPECT_TRUE(read(garbage, 2).IsCorruption());
 }
 
 }  // namespace

@@ -100,6 +100,8 @@ class DBImpl final : public DB {
   void ReleaseSnapshot(const Snapshot* snapshot) override;
   Status Flush() override;
   bool GetProperty(const Slice& property, std::string* value) override;
+  void GetApproximateSizes(const Range* ranges, int n,
+                           uint64_t* sizes) override;
   DbStats GetStats() override;
   std::vector<SegmentInfo> GetSegmentInfo() override;
   Status CompactRange(const Slice* begin, const Slice* end) override;

@@ -39,6 +39,38 @@ DbStats DBImpl::GetStats() {
   return st;
 }
 
+void DBImpl::GetApproximateSizes(const Range* ranges, int n,
+                                 uint64_t* sizes) {
+  const size_t thread = ThisThreadIndex();
+  ReadView* view = read_views_.Acquire(thread);
+  const Version& v = view->version();
+  for (int i = 0; i < n; i++) {
+    sizes[i] = 0;
+    if (ranges[i].start.compare(ranges[i].limit) >= 0) continue;
+    // The first internal keys of start and of limit.
+    const std::string start =
+        MakeInternalKey(ranges[i].start, kMaxSequenceNumber, kValueTypeForSeek);
+    const std::string limit =
+        MakeInternalKey(ranges[i].limit, kMaxSequenceNumber, kValueTypeForSeek);
+    for (int level = 0; level < kNumLevels; level++) {
+      for (const auto& f : v.files(level)) {
+        // Where in f the entries at or after ikey start.
+        auto offset_of = [&f](const std::string& ikey) -> uint64_t {
+          if (CompareInternalKeys(ikey, f->smallest) <= 0) return 0;
+          if (CompareInternalKeys(ikey, f->largest) > 0 || f->meta == nullptr) {
+            return f->meta != nullptr ? f->meta->props.data_size
+                                      : f->file_size;
+          }
+          return f->meta->ApproximateOffsetOf(ikey);
+        };
+        const uint64_t from = offset_of(start), to = offset_of(limit);
+        if (to > from) sizes[i] += to - from;
+      }
+    }
+  }
+  read_views_.Release(thread, view);
+}
+
 std::vector<SegmentInfo> DBImpl::GetSegmentInfo() {
   const size_t thread = ThisThreadIndex();
   ReadView* view = read_views_.Acquire(thread);

@@ -149,7 +149,8 @@ std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
   // The cleanup runs after the merged iterator is gone, so the memtables and
   // segments it reads stay alive exactly as long as needed.
   return NewDBIterator(NewMergingIterator(std::move(children)), sequence,
-                       [view] { view->Unref(); });
+                       [view] { view->Unref(); }, options.iterate_lower_bound,
+                       options.iterate_upper_bound);
 }
 
 const Snapshot* DBImpl::GetSnapshot() {

@@ -24,11 +24,16 @@ namespace {
 class DBIter final : public Iterator {
  public:
   DBIter(std::unique_ptr<Iterator> iter, SequenceNumber sequence,
-         std::function<void()> cleanup)
+         std::function<void()> cleanup, const Slice* lower,
+         const Slice* upper)
       : iter_(std::move(iter)),
         sequence_(sequence > kMaxSequenceNumber ? kMaxSequenceNumber
                                                 : sequence),
-        cleanup_(std::move(cleanup)) {}
+        cleanup_(std::move(cleanup)),
+        has_lower_(lower != nullptr),
+        has_upper_(upper != nullptr),
+        lower_(lower != nullptr ? lower->ToString() : std::string()),
+        upper_(upper != nullptr ? upper->ToString() : std::string()) {}
 
   ~DBIter() override {
     // The internal iterator may point into what cleanup_ unpins.
@@ -56,18 +61,30 @@ class DBIter final : public Iterator {
   }
 
   void SeekToFirst() override {
+    if (has_lower_) {
+      Seek(lower_);
+      return;
+    }
     Reset(Direction::kForward);
     iter_->SeekToFirst();
     FindNextUserEntry(/*skipping=*/false);
   }
 
   void SeekToLast() override {
+    if (has_upper_) {
+      SeekBeforeUpper();
+      return;
+    }
     Reset(Direction::kReverse);
     iter_->SeekToLast();
     FindPrevUserEntry();
   }
 
   void Seek(const Slice& target) override {
+    if (has_lower_ && target.compare(lower_) < 0) {
+      Seek(lower_);
+      return;
+    }
     Reset(Direction::kForward);
     // The first entry of target visible at sequence_; newer ones sort before.
     iter_->Seek(MakeInternalKey(target, sequence_, kValueTypeForSeek));
@@ -75,6 +92,10 @@ class DBIter final : public Iterator {
   }
 
   void SeekForPrev(const Slice& target) override {
+    if (has_upper_ && target.compare(upper_) >= 0) {
+      SeekBeforeUpper();
+      return;
+    }
     Reset(Direction::kReverse);
     // Sequence 0 with the smallest type is the largest internal key of
     // target, so this lands on target's oldest entry or before it.
@@ -121,6 +142,20 @@ class DBIter final : public Iterator {
     valid_ = false;
   }
 
+  // Reverse, onto the last user key below upper_: the internal iterator
+  // goes to the first entry at or above upper_, then one step back (or to
+  // the very last entry when there is none).
+  void SeekBeforeUpper() {
+    Reset(Direction::kReverse);
+    iter_->Seek(MakeInternalKey(upper_, kMaxSequenceNumber, kValueTypeForSeek));
+    if (iter_->Valid()) {
+      iter_->Prev();
+    } else if (iter_->status().ok()) {
+      iter_->SeekToLast();
+    }
+    FindPrevUserEntry();
+  }
+
   // The internal iterator ran out or failed: nothing to yield here. Its
   // status, if an error, reaches the caller through status().
   void Invalidate() {
@@ -146,6 +181,9 @@ class DBIter final : public Iterator {
     for (; iter_->Valid(); iter_->Next()) {
       ParsedInternalKey ikey;
       if (!ParseCurrent(&ikey)) return;
+      // Past the upper bound nothing more is yielded: stop before reading
+      // the entries there.
+      if (has_upper_ && ikey.user_key.compare(upper_) >= 0) break;
       if (ikey.sequence > sequence_) continue;
       if (skipping && ikey.user_key.compare(saved_key_) <= 0) continue;
       if (ikey.type == ValueType::kDeletion) {
@@ -174,6 +212,8 @@ class DBIter final : public Iterator {
       // Entries run oldest to newest within a key, so reaching a smaller
       // key settles the previous one.
       if (have_value && ikey.user_key.compare(saved_key_) < 0) break;
+      // Below the lower bound nothing more is yielded.
+      if (has_lower_ && ikey.user_key.compare(lower_) < 0) break;
       if (ikey.sequence <= sequence_) {
         if (ikey.type == ValueType::kDeletion) {
           have_value = false;
@@ -197,6 +237,11 @@ class DBIter final : public Iterator {
   std::unique_ptr<Iterator> iter_;
   const SequenceNumber sequence_;
   std::function<void()> cleanup_;
+  // ReadOptions::iterate_lower_bound and _upper_bound, copied.
+  const bool has_lower_;
+  const bool has_upper_;
+  const std::string lower_;
+  const std::string upper_;
   Direction direction_ = Direction::kForward;
   bool valid_ = false;
   Status status_;
@@ -209,13 +254,15 @@ class DBIter final : public Iterator {
 
 std::unique_ptr<Iterator> NewDBIterator(std::unique_ptr<Iterator> internal_iter,
                                         SequenceNumber sequence,
-                                        std::function<void()> cleanup) {
+                                        std::function<void()> cleanup,
+                                        const Slice* lower,
+                                        const Slice* upper) {
   if (internal_iter == nullptr) {
     internal_iter.reset(NewErrorIterator(
         Status::InvalidArgument("db iterator: null internal iterator")));
   }
   return std::make_unique<DBIter>(std::move(internal_iter), sequence,
-                                  std::move(cleanup));
+                                  std::move(cleanup), lower, upper);
 }
 
 }  // namespace bloomkv

@@ -31,9 +31,13 @@ namespace bloomkv {
 // unpin the memtables and version the internal iterator reads (a lambda
 // capturing shared_ptrs is enough). A null internal_iter gives an iterator
 // whose status() is InvalidArgument (cleanup still runs on destruction).
+// lower and upper, when non-null, bound the user keys yielded to
+// [*lower, *upper) (ReadOptions::iterate_lower_bound / _upper_bound); they
+// are copied.
 std::unique_ptr<Iterator> NewDBIterator(
     std::unique_ptr<Iterator> internal_iter, SequenceNumber sequence,
-    std::function<void()> cleanup = nullptr);
+    std::function<void()> cleanup = nullptr, const Slice* lower = nullptr,
+    const Slice* upper = nullptr);
 
 }  // namespace bloomkv
 

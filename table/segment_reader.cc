@@ -421,6 +421,17 @@ uint64_t SegmentReader::index_memory() const {
   return rep_->meta->index_memory();
 }
 uint64_t SegmentMeta::index_memory() const { return index_block->size(); }
+uint64_t SegmentMeta::ApproximateOffsetOf(const Slice& ikey) const {
+  BlockKeyBuffer key_buf;
+  Slice key, index_value;
+  bool found = false;
+  const Status s =
+      index_block->Find(ikey, &key_buf, &key, &index_value, &found);
+  BlockHandle handle;
+  Slice in = index_value;
+  if (!s.ok() || !found || !handle.DecodeFrom(&in)) return props.data_size;
+  return handle.offset;
+}
 double SegmentReader::TheoreticalFpRate() const {
   return rep_->filter != nullptr ? rep_->filter->TheoreticalFpRate() : 1.0;
 }

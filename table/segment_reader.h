@@ -101,6 +101,10 @@ struct SegmentMeta {
 
   // Bytes of the index block held in memory.
   uint64_t index_memory() const;
+  // About where the entries at or after internal key `ikey` start: the
+  // offset of the data block a lookup of it reads, or the end of the data
+  // blocks when it is past them. From the index in memory: no IO.
+  uint64_t ApproximateOffsetOf(const Slice& ikey) const;
 };
 
 struct SegmentReaderOptions {

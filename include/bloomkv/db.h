@@ -38,6 +38,15 @@ class Snapshot {
   virtual ~Snapshot();
 };
 
+// Keys from start (included) to limit (not included); see
+// DB::GetApproximateSizes.
+struct Range {
+  Range() = default;
+  Range(const Slice& s, const Slice& l) : start(s), limit(l) {}
+  Slice start;
+  Slice limit;
+};
+
 class DB {
  public:
   // Opens (or, with create_if_missing, creates) the database in directory
@@ -179,6 +188,17 @@ class DB {
   //                       queued or running, else "0"
   // False if the property is unknown.
   virtual bool GetProperty(const Slice& property, std::string* value) = 0;
+
+  // For each of the n ranges, about how many bytes of segment files hold
+  // its keys: sizes[i] for ranges[i], as stored (compressed). A segment
+  // inside a range counts whole; one a range cuts counts its data blocks
+  // from the one the range's start falls in to the one its limit falls in,
+  // found in the segment's index in memory (no IO), so the estimate is
+  // good to about a block per segment and level. The memtables are not
+  // counted (as RocksDB's default). A range whose start is not below its
+  // limit is 0.
+  virtual void GetApproximateSizes(const Range* ranges, int n,
+                                   uint64_t* sizes) = 0;
 
   // DB-wide counters since Open.
   virtual DbStats GetStats() = 0;

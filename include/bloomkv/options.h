@@ -306,6 +306,16 @@ struct ReadOptions {
   // Default: true.
   bool fill_cache = true;
 
+  // Iterators only (RocksDB's names): when non-null, an iterator yields no
+  // key below *iterate_lower_bound (inclusive bound) and none at or above
+  // *iterate_upper_bound (exclusive). A Seek below the lower bound lands on
+  // it, SeekToLast and a SeekForPrev at or past the upper bound land on the
+  // last key below it, and a scan stops at the bound without reading the
+  // entries beyond it. The bounds are copied when the iterator is made.
+  // Default: nullptr (unbounded).
+  const Slice* iterate_lower_bound = nullptr;
+  const Slice* iterate_upper_bound = nullptr;
+
   // When non-null, Get() clears *trace and records in it every segment it
   // considered and what happened there. Default: nullptr.
   GetTrace* trace = nullptr;

@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libcli11-dev nlohmann-json3-dev libcpp-httplib-dev gnuplot-nox
   libssl-dev
+  python3 python3-cffi
 )
 # LevelDB and RocksDB, for kvbench's peer comparison (scripts/demo.sh turns
 # this on unless BLOOMKV_WITH_PEERS=0 is given).

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The macro-benchmark protocol (docs/benchmarks.md, "Application-shaped
-# stores"): bloomkv, LevelDB and RocksDB in the same process run, on stores
+# stores"): bloomkv, LevelDB, RocksDB and LMDB (every engine kvbench was
+# built with; BENCH_ARGS=--engines=... narrows it) in the same process run, on stores
 # settled the way an application leaves them (memtable flushed, background
 # compaction finished: level-0 files and several levels), 10 bits per key,
 # 8 MiB block cache, one client thread. For each size:

@@ -11,11 +11,11 @@ packages=(
   libssl-dev
   python3 python3-cffi
 )
-# LevelDB and RocksDB, for kvbench's peer comparison (scripts/demo.sh turns
+# LevelDB, RocksDB and LMDB, for kvbench's peer comparison (scripts/demo.sh turns
 # this on unless BLOOMKV_WITH_PEERS=0 is given).
 if [[ "${BLOOMKV_WITH_PEERS:-0}" == 1 ]]; then
   # LevelDB's CMake package links snappy.
-  packages+=(libleveldb-dev libsnappy-dev librocksdb-dev)
+  packages+=(libleveldb-dev libsnappy-dev librocksdb-dev liblmdb-dev)
 fi
 # The HTTP load generator for scripts/shortlink-load.sh.
 if [[ "${BLOOMKV_WITH_LOAD:-0}" == 1 ]]; then

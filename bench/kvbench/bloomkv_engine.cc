@@ -17,6 +17,7 @@
 #include "bloomkv/env.h"
 #include "bloomkv/filter_policy.h"
 #include "bloomkv/write_batch.h"
+#include "table/format.h"
 #include "util/counting_env.h"
 
 namespace bloomkv::bench {
@@ -57,6 +58,7 @@ class BloomkvEngine : public Engine {
     if (options_.minimize_filter_fp) {
       o.filter_allocation = FilterAllocation::kMinimizeFalsePositives;
     }
+    if (options_.compression == "zstd") o.compression = CompressionType::kZSTD;
     o.block_cache_capacity = options_.block_cache_bytes;
     o.write_buffer_size = options_.write_buffer_bytes;
     // Connected once bloomkv's Options has max_open_files.
@@ -64,9 +66,7 @@ class BloomkvEngine : public Engine {
       max_open_files_applied_ =
           SetMaxOpenFilesIfSupported(&o, options_.max_open_files);
     }
-    auto name = [](CompressionType c) {
-      return c == CompressionType::kLZ4 ? "lz4" : "none";
-    };
+    auto name = CompressionTypeName;
     // Per level where the levels differ, e.g. "L0 none, L1 none, then lz4".
     compression_.clear();
     for (size_t l = 0; l < o.compression_per_level.size(); l++) {

@@ -59,6 +59,9 @@ std::vector<std::string> AvailableEngines() {
 #ifdef BLOOMKV_BENCH_HAVE_ROCKSDB
   names.push_back("rocksdb");
 #endif
+#ifdef BLOOMKV_BENCH_HAVE_LMDB
+  names.push_back("lmdb");
+#endif
   return names;
 }
 
@@ -70,6 +73,9 @@ Status OpenEngine(const std::string& name, const EngineOptions& options,
 #endif
 #ifdef BLOOMKV_BENCH_HAVE_ROCKSDB
   if (name == "rocksdb") return OpenRocksDbEngine(options, path, engine);
+#endif
+#ifdef BLOOMKV_BENCH_HAVE_LMDB
+  if (name == "lmdb") return OpenLmdbEngine(options, path, engine);
 #endif
   return Status::NotSupported("engine not built into kvbench: ", name);
 }

@@ -1,5 +1,5 @@
 // Engine: the storage engine under test, as kvbench drives it. One adapter
-// per engine (bloomkv, and LevelDB and RocksDB when their development
+// per engine (bloomkv, and LevelDB, RocksDB and LMDB when their development
 // packages were found at configure time) maps it onto the engine's own API
 // and counters, so every workload runs unchanged against each.
 //
@@ -47,6 +47,9 @@ struct EngineOptions {
   // bloomkv only: read segment files through memory mappings (1), with
   // pread (0), or as the engine's default Env does (-1).
   int mmap_reads = -1;
+  // bloomkv only: the compression of the levels below level 0
+  // (Options::compression): "lz4" (the default) or "zstd".
+  std::string compression = "lz4";
 };
 
 // Monotonic counters since Open.
@@ -92,7 +95,7 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
   virtual ~Engine() = default;
 
-  // "bloomkv", "leveldb" or "rocksdb".
+  // "bloomkv", "leveldb", "rocksdb" or "lmdb".
   virtual const char* Name() const = 0;
   // One line: filter, block cache, compression and anything else a reader
   // of the results needs to know about this configuration.
@@ -193,6 +196,10 @@ Status OpenLevelDbEngine(const EngineOptions& options, const std::string& path,
 #ifdef BLOOMKV_BENCH_HAVE_ROCKSDB
 Status OpenRocksDbEngine(const EngineOptions& options, const std::string& path,
                          std::unique_ptr<Engine>* engine);
+#endif
+#ifdef BLOOMKV_BENCH_HAVE_LMDB
+Status OpenLmdbEngine(const EngineOptions& options, const std::string& path,
+                      std::unique_ptr<Engine>* engine);
 #endif
 
 }  // namespace bloomkv::bench

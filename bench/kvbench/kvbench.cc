@@ -55,6 +55,7 @@ struct Flags {
   int max_open_files = 0;
   bool sync = false;
   std::string mmap_reads = "default";
+  std::string compression = "lz4";
   uint64_t writes = 0;
   uint64_t deletes = 0;
   uint64_t scans = 10000;
@@ -158,6 +159,7 @@ EngineOptions MakeEngineOptions(const Flags& flags,
   eo.mmap_reads = flags.mmap_reads == "default" ? -1
                   : flags.mmap_reads == "on"    ? 1
                                                 : 0;
+  eo.compression = flags.compression;
   return eo;
 }
 
@@ -459,6 +461,9 @@ int Main(int argc, char** argv) {
                  "bloomkv: read segments through mappings (on), with pread "
                  "(off), or as its default Env does (default)")
       ->check(CLI::IsMember({"default", "on", "off"}));
+  app.add_option("--compression", flags.compression,
+                 "bloomkv: compression below level 0, lz4 or zstd")
+      ->check(CLI::IsMember({"lz4", "zstd"}));
   app.add_option("--writes", flags.writes, "overwrites (0: --num)");
   app.add_option("--deletes", flags.deletes, "deletes (0: --num / 10)");
   app.add_option("--scans", flags.scans, "range scans");
@@ -489,7 +494,7 @@ int Main(int argc, char** argv) {
                  "across levels and kinds)")
       ->check(CLI::IsMember({"uniform", "minimize"}));
   app.add_option("--engines", flags.engines,
-                 "comma-separated: bloomkv,leveldb,rocksdb (default: all "
+                 "comma-separated: bloomkv,leveldb,rocksdb,lmdb (default: all "
                  "built in)");
   app.add_option("--cache_mb", flags.cache_mb, "block cache MiB");
   app.add_option("--write_buffer_mb", flags.write_buffer_mb, "memtable MiB")
@@ -628,6 +633,7 @@ int Main(int argc, char** argv) {
                    {"max_open_files", std::to_string(flags.max_open_files)},
                    {"sync", flags.sync ? "true" : "false"},
                    {"mmap_reads", flags.mmap_reads},
+                   {"compression", flags.compression},
                    {"threads", JoinInts(flags.threads)},
                    {"bits_per_key", std::to_string(flags.bits_per_key)},
                    {"filter", flags.compare ? "compare" : flags.filter},
@@ -720,6 +726,7 @@ int Main(int argc, char** argv) {
         static_cast<unsigned long long>(context.open_fds));
     PrintThreadScaling(stdout, runs);
     PrintComparison(stdout, runs);
+    PrintPeerSummary(stdout, runs);
   }
   PrintSweep(stdout, sweep);
   if (!flags.json.empty()) {

@@ -392,6 +392,43 @@ void PrintComparison(FILE* out, const std::vector<RunResult>& runs) {
   }
 }
 
+void PrintPeerSummary(FILE* out, const std::vector<RunResult>& runs) {
+  // bloomkv with filters on, and each peer's fastest configuration per
+  // phase and thread count.
+  const RunResult* ours = nullptr;
+  for (const RunResult& r : runs) {
+    if (r.engine == "bloomkv" && r.filters_on() && r.error.empty()) {
+      ours = &r;
+      break;
+    }
+  }
+  if (ours == nullptr) return;
+  bool header = false;
+  for (const PhaseResult& p : ours->phases) {
+    double best = 0;
+    std::string best_engine;
+    for (const RunResult& r : runs) {
+      if (r.engine == "bloomkv" || !r.error.empty()) continue;
+      for (const PhaseResult& q : r.phases) {
+        if (q.name == p.name && q.threads == p.threads &&
+            q.ops_per_sec() > best) {
+          best = q.ops_per_sec();
+          best_engine = r.engine;
+        }
+      }
+    }
+    if (best <= 0) continue;
+    if (!header) {
+      std::fprintf(out, "\nbloomkv %s against the faster peer:\n",
+                   FilterLabel(*ours).c_str());
+      header = true;
+    }
+    std::fprintf(out, "  %-9s %d thr  bloomkv %10.0f/s  %-8s %10.0f/s  %5.2fx\n",
+                 p.name.c_str(), p.threads, p.ops_per_sec(),
+                 best_engine.c_str(), best, p.ops_per_sec() / best);
+  }
+}
+
 void PrintSweep(FILE* out, const std::vector<SweepPoint>& sweep) {
   if (sweep.empty()) return;
   std::fprintf(out,

@@ -106,6 +106,9 @@ void PrintTable(FILE* out, const std::vector<RunResult>& runs);
 void PrintThreadScaling(FILE* out, const std::vector<RunResult>& runs);
 // Filters on vs off, per engine that ran both.
 void PrintComparison(FILE* out, const std::vector<RunResult>& runs);
+// bloomkv (filters on) ÷ the fastest other engine, per phase and thread
+// count: the summary the README quotes.
+void PrintPeerSummary(FILE* out, const std::vector<RunResult>& runs);
 void PrintSweep(FILE* out, const std::vector<SweepPoint>& sweep);
 
 Status WriteJson(const std::string& path, const ReportContext& context,

@@ -98,7 +98,9 @@ Status CopyPinnedFiles(CheckpointFiles* files, const std::string& dir) {
 
 // The directory holding path, for syncing the new directory's entry.
 std::string ParentDir(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
+  const size_t end = path.find_last_not_of('/');  // "dir/" is "dir"
+  if (end == std::string::npos) return "/";
+  const size_t slash = path.find_last_of('/', end);
   if (slash == std::string::npos) return ".";
   return slash == 0 ? "/" : path.substr(0, slash);
 }
@@ -122,6 +124,11 @@ Status CreateCheckpoint(DB* db, const std::string& dir,
   Env* env = files.env;
   if (env->FileExists(dir)) {
     return Status::InvalidArgument(dir, "already exists");
+  }
+  // Not created here: a mistyped path would otherwise grow directories.
+  if (!env->IsDirectory(ParentDir(dir))) {
+    return Status::InvalidArgument(
+        dir, "its parent directory does not exist");
   }
   s = env->CreateDir(dir);
   if (!s.ok()) return s;

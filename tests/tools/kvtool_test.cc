@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "bloomkv/db.h"
+#include "bloomkv/version.h"
 #include "bloomkv/write_batch.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
@@ -218,6 +219,13 @@ TEST_F(KvtoolTest, HelpListsEverySubcommandAndTheExitCodes) {
   }
 }
 
+TEST_F(KvtoolTest, VersionPrintsTheLibraryVersionAndExitsWithCode0) {
+  RunResult r = Run({"--version"});
+  EXPECT_EQ(0, r.code) << r.err;
+  EXPECT_EQ(std::string("kvtool ") + VersionString() + "\n", r.out);
+  EXPECT_TRUE(r.err.empty()) << r.err;
+}
+
 // The model itself is tested in db/capacity_model_test.cc; here, that the
 // command reports it and rejects what it cannot plan.
 TEST_F(KvtoolTest, CapacityPlansAStoreAndRejectsBadArguments) {
@@ -249,6 +257,8 @@ TEST_F(KvtoolTest, CapacityPlansAStoreAndRejectsBadArguments) {
 TEST_F(KvtoolTest, UsageErrorsExitWithCode2AndOneLine) {
   BuildDb(1, 10);
   ExpectError(Run({}), 2, "subcommand");
+  // A negative count is refused, not taken for a huge one.
+  ExpectError(Run({"scan", db_, "--limit", "-1"}), 2, "--limit");
   ExpectError(Run({"frobnicate", db_}), 2, "unknown subcommand 'frobnicate'");
   ExpectError(Run({"info", db_, "--frobnicate"}), 2, "--frobnicate");
   ExpectError(Run({"scan", db_, "--limit", "many"}), 2, "--limit");
@@ -869,6 +879,8 @@ TEST_F(KvtoolTest, CheckpointCopiesADatabase) {
   }
   EXPECT_EQ(0, Run({"verify", copy}).code);
   ExpectError(Run({"checkpoint", db_, copy}), 2, "already exists");
+  ExpectError(Run({"checkpoint", db_, dir_.File("no/such/parent")}), 2,
+              "parent directory does not exist");
   const std::string unflushed = dir_.File("unflushed");
   ASSERT_EQ(0, Run({"checkpoint", db_, unflushed, "--no-flush"}).code);
   EXPECT_EQ(present_["log" + Key(3)] + "\n",
@@ -895,6 +907,24 @@ TEST_F(KvtoolTest, PutDeleteAndCompact) {
   EXPECT_EQ(1, Run({"get", db_, "k"}).code);
   json j = RunJson({"info", db_, "--json", "--samples", "0"});
   EXPECT_EQ(1, j["total"]["segments"].get<int>());
+}
+
+TEST_F(KvtoolTest, CompactFromToCompactsOnlyThatRange) {
+  ASSERT_EQ(0, Run({"put", db_, "a", "1", "--create"}).code);
+  ASSERT_EQ(0, Run({"put", db_, "m", "2"}).code);
+  ASSERT_EQ(0, Run({"put", db_, "z", "3"}).code);
+  ASSERT_EQ(0, Run({"delete", db_, "m"}).code);
+  RunResult r = Run({"compact", db_, "--from", "l", "--to", "n"});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("compacted")) << r.out;
+  EXPECT_EQ("1\n", Run({"get", db_, "a"}).out);
+  EXPECT_EQ(1, Run({"get", db_, "m"}).code);
+  EXPECT_EQ("3\n", Run({"get", db_, "z"}).out);
+  // Only a lower or an upper bound.
+  EXPECT_EQ(0, Run({"compact", db_, "--from", "b"}).code);
+  EXPECT_EQ(0, Run({"compact", db_, "--to", "b"}).code);
+  ExpectError(Run({"compact", db_, "--from", "z", "--to", "a"}), 2,
+              "is after --to");
 }
 
 // A LOCK that cannot be created or locked for any reason but another holder

@@ -91,11 +91,11 @@ int RunPut(const Context& ctx, const std::string& db, const std::string& key,
 int RunDelete(const Context& ctx, const std::string& db,
               const std::string& key);
 
-// Compacts the whole database; see CompactAll.
-int RunCompact(const Context& ctx, const std::string& db);
-
-// The one call RunCompact makes, isolated so that it can follow the DB API.
-Status CompactAll(DB* db);
+// Compacts the keys in [from, to] (unset: from the first, to the last key),
+// through DB::CompactRange.
+int RunCompact(const Context& ctx, const std::string& db,
+               const std::optional<std::string>& from,
+               const std::optional<std::string>& to);
 
 // ---- bulk load (load_command.cc) ------------------------------------------
 

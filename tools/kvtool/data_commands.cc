@@ -13,8 +13,6 @@ namespace bloomkv::kvtool {
 
 using json = nlohmann::ordered_json;
 
-Status CompactAll(DB* db) { return db->CompactRange(nullptr, nullptr); }
-
 int RunGet(const Context& ctx, const std::string& path,
            const std::string& key) {
   std::unique_ptr<DB> db;
@@ -106,11 +104,19 @@ int RunDelete(const Context& ctx, const std::string& path,
   return kExitOk;
 }
 
-int RunCompact(const Context& ctx, const std::string& path) {
+int RunCompact(const Context& ctx, const std::string& path,
+               const std::optional<std::string>& from,
+               const std::optional<std::string>& to) {
+  if (from && to && *from > *to) {
+    return Fail(*ctx.err, kExitUsage,
+                "--from " + Slice(*from).ToEscapedString() + " is after --to " +
+                    Slice(*to).ToEscapedString());
+  }
   std::unique_ptr<DB> db;
   int code = OpenDbForWrite(*ctx.err, path, /*create=*/false, &db);
   if (code != kExitOk) return code;
-  Status s = CompactAll(db.get());
+  const Slice begin(from.value_or("")), end(to.value_or(""));
+  Status s = db->CompactRange(from ? &begin : nullptr, to ? &end : nullptr);
   if (!s.ok()) return FailWith(*ctx.err, s);
   std::string files;
   *ctx.out << "compacted " << path << "; segments per level:";

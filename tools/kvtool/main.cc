@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bloomkv/version.h"
 #include "tools/kvtool/bulk_load.h"
 #include "tools/kvtool/commands.h"
 #include "tools/kvtool/exit_codes.h"
@@ -85,6 +86,9 @@ int Run(int argc, char** argv) {
   app.footer(std::string("\n") + ExitCodeTable() +
              "\nSee docs/kvtool.md for examples of every subcommand.");
   app.get_formatter()->column_width(34);
+  app.set_version_flag("--version",
+                       std::string("kvtool ") + bloomkv::VersionString(),
+                       "Print the bloomkv version and exit");
 
   CLI::App* info = app.add_subcommand(
       "info",
@@ -137,7 +141,8 @@ int Run(int argc, char** argv) {
   AddDb(scan, &a);
   scan->add_option("--from", a.from, "First key (inclusive)");
   scan->add_option("--to", a.to, "End key (exclusive)");
-  scan->add_option("--limit", a.limit, "At most N entries (0: all)");
+  scan->add_option("--limit", a.limit, "At most N entries (0: all)")
+      ->check(CLI::NonNegativeNumber);
   AddJson(scan, &a);
 
   CLI::App* dump = app.add_subcommand(
@@ -145,7 +150,8 @@ int Run(int argc, char** argv) {
       "Every entry of one segment file with its sequence number and "
       "type, tombstones included");
   dump->add_option("FILE", a.file, "Segment file (.seg)")->required();
-  dump->add_option("--limit", a.limit, "At most N entries (0: all)");
+  dump->add_option("--limit", a.limit, "At most N entries (0: all)")
+      ->check(CLI::NonNegativeNumber);
   AddJson(dump, &a);
 
   CLI::App* explain =
@@ -177,9 +183,12 @@ int Run(int argc, char** argv) {
 
   CLI::App* compact =
       app.add_subcommand("compact",
-                         "Compact the whole database: flush, merge every "
-                         "level down, drop overwritten and deleted entries");
+                         "Compact the database (or the keys in [--from, "
+                         "--to]): flush, merge every level down, drop "
+                         "overwritten and deleted entries");
   AddDb(compact, &a);
+  compact->add_option("--from", a.from, "First key to compact (inclusive)");
+  compact->add_option("--to", a.to, "Last key to compact (inclusive)");
 
   CLI::App* load = app.add_subcommand(
       "load",
@@ -366,7 +375,7 @@ int Run(int argc, char** argv) {
   if (filter_check->parsed()) {
     return RunFilterCheck(ctx, a.db, a.samples, seed);
   }
-  if (compact->parsed()) return RunCompact(ctx, a.db);
+  if (compact->parsed()) return RunCompact(ctx, a.db, a.from, a.to);
   if (load->parsed() && a.bulk) {
     BulkLoadOptions bo;
     bo.create = a.create;

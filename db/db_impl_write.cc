@@ -143,11 +143,10 @@ Status DBImpl::WriteValidated(const WriteOptions& options,
     last_sequence += WriteBatchInternal::Count(group);
     if (w.sync) PruneClosedLogs();
     const bool record_log = w.sync && !versions_->KnowsLog(log_number_);
-    // Only the front writer replaces mem_, so the memtable stays this one
-    // while mu_ is released.
+    // Only the front writer gets here, and only it replaces mem_: the log
+    // and this memtable have a single writer while mu_ is released;
+    // readers go on meanwhile.
     MemTable* const mem = mem_.get();
-    // Only the front writer gets here, so the log and the memtable have a
-    // single writer while mu_ is released; readers go on meanwhile.
     mu_.Unlock();
     if (w.sync) {
       s = PrepareSyncedWrite(WriteBatchInternal::Sequence(group), record_log);

@@ -13,7 +13,6 @@
 #ifndef BLOOMKV_UTIL_MUTEX_H_
 #define BLOOMKV_UTIL_MUTEX_H_
 
-#include <chrono>
 #include <condition_variable>
 #include <mutex>
 
@@ -31,10 +30,6 @@ class CAPABILITY("mutex") Mutex {
 
   void Lock() ACQUIRE() { mu_.lock(); }
   void Unlock() RELEASE() { mu_.unlock(); }
-  bool TryLock() TRY_ACQUIRE(true) { return mu_.try_lock(); }
-  // Tells the analysis the caller holds the mutex where it cannot see that
-  // (a callback run under it). Checks nothing at run time.
-  void AssertHeld() const ASSERT_CAPABILITY(this) {}
 
  private:
   friend class CondVar;
@@ -89,14 +84,6 @@ class CondVar {
     cv_.wait(lock);
     lock.release();  // still held: the caller's, not this scope's
   }
-  // As Wait, for at most `timeout`.
-  template <typename Rep, typename Period>
-  void WaitFor(Mutex* mu, std::chrono::duration<Rep, Period> timeout)
-      REQUIRES(mu) {
-    std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
-    cv_.wait_for(lock, timeout);
-    lock.release();
-  }
   void Signal() { cv_.notify_one(); }
   void SignalAll() { cv_.notify_all(); }
 
@@ -110,7 +97,6 @@ class CAPABILITY("role") ThreadRole {
  public:
   void Acquire() ACQUIRE() {}
   void Release() RELEASE() {}
-  void AssertHeld() const ASSERT_CAPABILITY(this) {}
 };
 
 // Holds *role from construction to destruction.

@@ -30,16 +30,9 @@
 // The function takes the capability and returns holding it ...
 #define ACQUIRE(...) \
   BLOOMKV_THREAD_ANNOTATION(acquire_capability(__VA_ARGS__))
-// ... gives it up ...
+// ... or gives it up.
 #define RELEASE(...) \
   BLOOMKV_THREAD_ANNOTATION(release_capability(__VA_ARGS__))
-// ... takes it when it returns the given value.
-#define TRY_ACQUIRE(...) \
-  BLOOMKV_THREAD_ANNOTATION(try_acquire_capability(__VA_ARGS__))
-// The function checks at run time that the capability is held.
-#define ASSERT_CAPABILITY(x) BLOOMKV_THREAD_ANNOTATION(assert_capability(x))
-// The function returns a reference to the capability.
-#define RETURN_CAPABILITY(x) BLOOMKV_THREAD_ANNOTATION(lock_returned(x))
 // The function is not checked; its comment must say why it is right.
 #define NO_THREAD_SAFETY_ANALYSIS \
   BLOOMKV_THREAD_ANNOTATION(no_thread_safety_analysis)

@@ -167,6 +167,21 @@ TEST_F(CheckpointTest, IntoAnExistingDirectoryFailsAndTouchesNothing) {
   EXPECT_TRUE(db->Get(ReadOptions(), "k", &value).ok());
 }
 
+TEST_F(CheckpointTest, ADirectoryNamedWithATrailingSlashIsCreated) {
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(SourceOptions(), db_, &db).ok());
+  ASSERT_TRUE(db->Put(WriteOptions(), "k", "v").ok());
+  // The parent of "copy/" is the scratch directory, not "copy".
+  Status s = CreateCheckpoint(db.get(), copy_ + "/");
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  db.reset();
+  std::unique_ptr<DB> copy;
+  ASSERT_TRUE(DB::Open(SourceOptions(), copy_, &copy).ok());
+  std::string value;
+  EXPECT_TRUE(copy->Get(ReadOptions(), "k", &value).ok());
+  EXPECT_EQ("v", value);
+}
+
 // An Env whose next listing of a directory by a given thread runs a callback
 // after listing, and which can hold every new segment file's creation until
 // released.

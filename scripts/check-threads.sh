@@ -12,19 +12,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
-build_dir=build/threads
-generator="Unix Makefiles"
-command -v ninja >/dev/null && generator=Ninja
-cache="$build_dir/CMakeCache.txt"
-if [[ -f "$cache" ]] && ! grep -qx "CMAKE_GENERATOR:INTERNAL=$generator" "$cache"; then
-  rm -rf "$build_dir"
-fi
 # -O1 keeps the instrumented tests fast enough and the build short; no
 # debug info beyond line tables, which TSan's reports need.
-cmake -S . -B "$build_dir" -G "$generator" -DCMAKE_BUILD_TYPE=Release \
+build_dir=$(BLOOMKV_BUILD_DIR=build/threads scripts/configure-release.sh \
   -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_FLAGS_RELEASE="-O1 -gline-tables-only" \
-  -DBLOOMKV_SANITIZE=thread -DBLOOMKV_BUILD_TESTS=ON \
-  -DBLOOMKV_BUILD_BENCH=OFF -DBLOOMKV_BUILD_TOOLS=OFF >/dev/null
+  -DBLOOMKV_SANITIZE=thread -DBLOOMKV_BUILD_BENCH=OFF -DBLOOMKV_BUILD_TOOLS=OFF)
 cmake --build "$build_dir" -j"$(nproc)" --target bloomkv concurrency_tests
 built=$SECONDS
 TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \

@@ -205,10 +205,10 @@ TEST_F(KvtoolTest, HelpListsEverySubcommandAndTheExitCodes) {
   RunResult r = Run({"--help"});
   EXPECT_EQ(0, r.code);
   EXPECT_NE(std::string::npos, r.out.find("Exit codes:"));
-  for (const char* sub : {"info", "segments", "segment", "get", "put", "delete",
-                          "scan", "dump", "explain", "verify", "filter-check",
-                          "compact", "load", "repair", "checkpoint",
-                          "capacity"}) {
+  for (const char* sub :
+       {"info", "segments", "segment", "get", "put", "delete", "scan", "dump",
+        "explain", "verify", "filter-check", "compact", "load", "repair",
+        "checkpoint", "capacity"}) {
     SCOPED_TRACE(sub);
     EXPECT_NE(std::string::npos, r.out.find(std::string("  ") + sub + " "));
     RunResult h = Run({sub, "--help"});
@@ -381,9 +381,9 @@ TEST_F(KvtoolTest, InfoAndSegmentsNameEachLevelsFilterKind) {
   j = RunJson({"segments", db_, "--json", "--samples", "0"});
   ASSERT_EQ(2u, j["segments"].size()) << j.dump(2);
   for (const json& seg : j["segments"]) {
-    EXPECT_EQ(seg["level"] == 0 ? "bloomkv.BlockedBloom.v1"
-                                : "bloomkv.BinaryFuse8",
-              seg["filter_policy"])
+    EXPECT_EQ(
+        seg["level"] == 0 ? "bloomkv.BlockedBloom.v1" : "bloomkv.BinaryFuse8",
+        seg["filter_policy"])
         << seg.dump();
   }
 }
@@ -1002,6 +1002,133 @@ TEST_F(KvtoolTest, LoadStopsAtTheFirstMalformedLine) {
               "<stdin>:1: malformed line (empty key)");
 }
 
+// ---- exact round trips of any bytes -----------------------------------------
+
+// Every key and value of a database, in order, read through the API.
+std::vector<std::pair<std::string, std::string>> Contents(
+    const std::string& path) {
+  std::unique_ptr<DB> db;
+  EXPECT_TRUE(DB::OpenForReadOnly(Options(), path, &db).ok()) << path;
+  std::vector<std::pair<std::string, std::string>> r;
+  if (db == nullptr) return r;
+  std::unique_ptr<Iterator> it(db->NewIterator(ReadOptions()));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    r.emplace_back(it->key().ToString(), it->value().ToString());
+  }
+  EXPECT_TRUE(it->status().ok());
+  return r;
+}
+
+// Random bytes, half of them drawn from those the text encoding escapes
+// (tab, newline, CR, backslash, NUL, "\x", bytes >= 0x80).
+std::string AwkwardBytes(Random* rnd, size_t len) {
+  static const char kAwkward[] = {'\t', '\n',   '\r',   '\\',   '\0',
+                                  'x',  '\x7f', '\x80', '\xff', ' '};
+  std::string s(len, '\0');
+  for (char& c : s) {
+    c = rnd->OneIn(2) ? kAwkward[rnd->Uniform(sizeof(kAwkward))]
+                      : static_cast<char>(rnd->Uniform(256));
+  }
+  return s;
+}
+
+TEST_F(KvtoolTest, ScanThenLoadRoundTripsAnyBytes) {
+  for (uint64_t seed : test::TestSeeds()) {
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    Random rnd(seed);
+    const std::string source = dir_.File("source-" + std::to_string(seed));
+    {
+      Options options;
+      options.create_if_missing = true;
+      std::unique_ptr<DB> db;
+      ASSERT_TRUE(DB::Open(options, source, &db).ok());
+      for (int i = 0; i < 2000; i++) {
+        ASSERT_TRUE(db->Put(WriteOptions(),
+                            AwkwardBytes(&rnd, 1 + rnd.Uniform(24)),
+                            AwkwardBytes(&rnd, rnd.Uniform(64)))
+                        .ok());
+      }
+      // A value that is only what the encoding must escape, and an empty
+      // one.
+      ASSERT_TRUE(db->Put(WriteOptions(), "\\", "\\x41\t\\\n").ok());
+      ASSERT_TRUE(db->Put(WriteOptions(), "empty", "").ok());
+      ASSERT_TRUE(db->Flush().ok());
+    }
+    const auto expected = Contents(source);
+    ASSERT_GT(expected.size(), 1900u);
+
+    // Text, hex, and each through the batched and the bulk load.
+    const std::vector<std::vector<std::string>> modes = {
+        {}, {"--hex"}, {"--bulk"}, {"--hex", "--bulk"}};
+    for (size_t m = 0; m < modes.size(); m++) {
+      const bool hex = !modes[m].empty() && modes[m][0] == "--hex";
+      SCOPED_TRACE(hex ? "hex" : "escaped");
+      std::vector<std::string> scan = {"scan", source};
+      if (hex) scan.push_back("--hex");
+      const RunResult dumped = Run(scan);
+      ASSERT_EQ(0, dumped.code) << dumped.err;
+      const std::string file = dir_.File("dump.tsv");
+      WriteAll(file, dumped.out);
+      const std::string target =
+          dir_.File("target-" + std::to_string(seed) + "-" + std::to_string(m));
+      std::vector<std::string> load = {"load", target, file, "--create"};
+      load.insert(load.end(), modes[m].begin(), modes[m].end());
+      const RunResult loaded = Run(load);
+      ASSERT_EQ(0, loaded.code) << loaded.err;
+      EXPECT_EQ(expected, Contents(target));
+    }
+  }
+}
+
+TEST_F(KvtoolTest, HexKeysAndValuesInArgumentsAndOutput) {
+  ASSERT_EQ(0, Run({"put", db_, "01ff0a", "5C7800", "--hex", "--create"}).code);
+  ASSERT_EQ(0, Run({"put", db_, "k", "plain"}).code);
+  EXPECT_EQ("5c7800\n", Run({"get", db_, "01ff0a", "--hex"}).out);
+  EXPECT_EQ(std::string("\\x\0\n", 4), Run({"get", db_, "\x01\xff\n"}).out);
+  EXPECT_EQ("01ff0a\t5c7800\n6b\t706c61696e\n",
+            Run({"scan", db_, "--hex"}).out);
+  EXPECT_EQ("\\x01\\xff\\n\t\\\\x\\x00\nk\tplain\n", Run({"scan", db_}).out);
+  EXPECT_EQ("6b\t706c61696e\n",
+            Run({"scan", db_, "--hex", "--from", "02", "--to", "6c"}).out);
+  const json j = RunJson({"get", db_, "01ff0a", "--hex", "--json"});
+  EXPECT_EQ("01ff0a", j["key"]);
+  EXPECT_EQ("5c7800", j["value"]);
+
+  ExpectError(Run({"get", db_, "0g", "--hex"}), 2,
+              "KEY: not a hex digit at byte 1");
+  ExpectError(Run({"put", db_, "00", "abc", "--hex"}), 2,
+              "VALUE: odd number of hex digits");
+  ExpectError(Run({"scan", db_, "--hex", "--from", "x"}), 2, "--from");
+  ASSERT_EQ(0, Run({"delete", db_, "01ff0a", "--hex"}).code);
+  EXPECT_EQ(1, Run({"get", db_, "01ff0a", "--hex"}).code);
+}
+
+TEST_F(KvtoolTest, LoadReadsScanEscapesStrictlyOrRawBytesWithRaw) {
+  ASSERT_EQ(0, Run({"put", db_, "seed", "v", "--create"}).code);
+  // Escapes as scan prints them, upper-case hex digits included.
+  RunResult r = Run({"load", db_, "-"}, "a\\tb\tc\\x0A\\\\\n");
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_EQ("c\n\\\n", Run({"get", db_, "a\tb"}).out);
+  // Anything else after a backslash is malformed: loud, never guessed.
+  ExpectError(Run({"load", db_, "-"}, "ok\t1\nC:\\path\tv\n"), 2,
+              "<stdin>:2: malformed line (key: bad escape '\\p' at byte 2");
+  ExpectError(Run({"load", db_, "-"}, "k\tv\\x4\n"), 2,
+              "value: '\\x' without two hex digits");
+  ExpectError(Run({"load", db_, "-"}, "k\\\tv\n"), 2, "at the end");
+  ExpectError(Run({"load", db_, "-", "--hex"}, "6b\t7\n"), 2,
+              "value: odd number of hex digits");
+  // A key that decodes to nothing is empty.
+  ExpectError(Run({"load", db_, "-", "--hex"}, "\t00\n"), 2, "empty key");
+  // --raw takes the bytes as they are, later tabs in the value included.
+  r = Run({"load", db_, "-", "--raw"}, "C:\\path\tv\\x41\tw\n");
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_EQ("v\\x41\tw\n", Run({"get", db_, "C:\\path"}).out);
+  ExpectError(Run({"load", db_, "-", "--raw", "--hex"}), 2, "excludes");
+  EXPECT_EQ("v\n", Run({"get", db_, "seed"}).out);
+  // The line before the malformed one stays loaded, as for any load.
+  EXPECT_EQ("1\n", Run({"get", db_, "ok"}).out);
+}
+
 // ---- load --bulk ------------------------------------------------------------
 
 // Short links in random order, with repeated codes (the last line of a code
@@ -1042,9 +1169,11 @@ TEST_F(KvtoolTest, BulkLoadGivesTheSameDatabaseAsLoad) {
   const std::string file = dir_.File("links.tsv");
   WriteAll(file, ShortLinkTsv(25000, 7));
   const std::string batched = dir_.File("batched");
-  RunResult r = Run({"load", batched, file, "--create"});
+  // The URLs hold backslashes: loaded as raw bytes.
+  RunResult r = Run({"load", batched, file, "--create", "--raw"});
   ASSERT_EQ(0, r.code) << r.err;
-  r = Run({"load", db_, file, "--create", "--bulk", "--memory-mb", "1"});
+  r = Run(
+      {"load", db_, file, "--create", "--raw", "--bulk", "--memory-mb", "1"});
   ASSERT_EQ(0, r.code) << r.err;
   EXPECT_TRUE(r.err.empty()) << r.err;
   EXPECT_EQ(0u, r.out.rfind("bulk-loaded ", 0)) << r.out;
@@ -1074,7 +1203,7 @@ TEST_F(KvtoolTest, BulkLoadIsAllOrNothing) {
   input += "no tab on this line\n";
   const std::string file = dir_.File("bad.tsv");
   WriteAll(file, input);
-  RunResult r = Run({"load", db_, file, "--create", "--bulk"});
+  RunResult r = Run({"load", db_, file, "--create", "--bulk", "--raw"});
   ExpectError(r, 2, file + ":2001: malformed line (no tab");
   EXPECT_NE(std::string::npos, r.err.find("nothing loaded")) << r.err;
   EXPECT_TRUE(Run({"scan", db_}).out.empty());

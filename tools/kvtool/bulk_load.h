@@ -20,6 +20,7 @@ struct BulkLoadOptions {
   // Memory for sorting, in MiB: input beyond it is sorted in runs spilled
   // to a temporary directory beside the database, then merged.
   uint64_t memory_mb = 256;
+  ByteEncoding encoding = ByteEncoding::kEscaped;  // as LoadOptions
 };
 
 // Reads "key<TAB>value" lines from `input` ("-" = stdin) as RunLoad does,

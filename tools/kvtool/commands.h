@@ -17,6 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "bloomkv/slice.h"
+#include "tools/kvtool/format.h"
+
 namespace bloomkv {
 class DB;
 class Status;
@@ -28,6 +31,13 @@ struct Context {
   std::ostream* out = nullptr;
   std::ostream* err = nullptr;
   bool json = false;  // machine-readable output on *out
+  bool hex = false;   // keys and values printed as hex (--hex)
+
+  // Keys and values as this command prints them: Hex() with --hex,
+  // Printable() otherwise.
+  std::string Bytes(const Slice& bytes) const {
+    return hex ? Hex(bytes) : Printable(bytes);
+  }
 };
 
 // Default number of made-up absent keys probed by info, segments and
@@ -72,8 +82,8 @@ int RunCapacity(const Context& ctx, const CapacityArgs& args);
 
 // ---- reads and writes (data_commands.cc) ----------------------------------
 
-// Prints the value (raw bytes followed by a newline, or JSON). A missing key
-// is exit code 1 with an error line.
+// Prints the value (raw bytes, or hex with ctx.hex, followed by a newline;
+// or JSON). A missing key is exit code 1 with an error line.
 int RunGet(const Context& ctx, const std::string& db, const std::string& key);
 
 struct ScanRange {
@@ -81,8 +91,8 @@ struct ScanRange {
   std::optional<std::string> to;    // exclusive
   uint64_t limit = 0;               // 0: no limit
 };
-// Key/value pairs in key order, one "key<TAB>value" line each (escaped with
-// Printable) or a JSON document.
+// Key/value pairs in key order, one "key<TAB>value" line each (in
+// ctx.Bytes(), which `load` reads back exactly) or a JSON document.
 int RunScan(const Context& ctx, const std::string& db, const ScanRange& range);
 
 // create: make the database if it does not exist.
@@ -105,6 +115,9 @@ struct LoadOptions {
   bool progress = false;
   // Records per WriteBatch.
   uint64_t batch_records = 1000;
+  // How each line's key and value are written: escaped as `scan` prints
+  // them (the default), hex, or raw bytes.
+  ByteEncoding encoding = ByteEncoding::kEscaped;
 };
 // Loads tab-separated "key<TAB>value" lines from `input` ("-" = stdin).
 // Stops at the first malformed line (exit code 2, naming the line number and

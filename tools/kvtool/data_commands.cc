@@ -22,9 +22,11 @@ int RunGet(const Context& ctx, const std::string& path,
   Status s = db->Get(ReadOptions(), key, &value);
   if (!s.ok() && !s.IsNotFound()) return FailWith(*ctx.err, s);
   if (ctx.json) {
-    json j = {{"key", Printable(key)}, {"found", s.ok()}};
-    if (s.ok()) j["value"] = Printable(value);
+    json j = {{"key", ctx.Bytes(key)}, {"found", s.ok()}};
+    if (s.ok()) j["value"] = ctx.Bytes(value);
     *ctx.out << j.dump(2) << "\n";
+  } else if (s.ok() && ctx.hex) {
+    *ctx.out << Hex(value) << "\n";
   } else if (s.ok()) {
     // The raw bytes, so that `kvtool get` can feed other programs.
     ctx.out->write(value.data(), static_cast<std::streamsize>(value.size()));
@@ -32,7 +34,7 @@ int RunGet(const Context& ctx, const std::string& path,
   }
   if (s.IsNotFound()) {
     return Fail(*ctx.err, kExitNotFoundOrDamaged,
-                "key not found: " + Printable(key));
+                "key not found: " + ctx.Bytes(key));
   }
   return kExitOk;
 }
@@ -59,11 +61,11 @@ int RunScan(const Context& ctx, const std::string& path,
     if (range.limit != 0 && n >= range.limit) break;
     if (range.to.has_value() && it->key().compare(*range.to) >= 0) break;
     if (ctx.json) {
-      json e = {{"key", Printable(it->key())},
-                {"value", Printable(it->value())}};
+      json e = {{"key", ctx.Bytes(it->key())},
+                {"value", ctx.Bytes(it->value())}};
       out << (n == 0 ? "\n    " : ",\n    ") << e.dump();
     } else {
-      out << Printable(it->key()) << "\t" << Printable(it->value()) << "\n";
+      out << ctx.Bytes(it->key()) << "\t" << ctx.Bytes(it->value()) << "\n";
     }
     n++;
   }

@@ -21,18 +21,18 @@ const char* TypeName(ValueType type) {
 }
 
 // An internal key as "key @ seq N".
-std::string DescribeInternalKey(const std::string& ikey) {
+std::string DescribeInternalKey(const Context& ctx, const std::string& ikey) {
   ParsedInternalKey parsed;
   if (ikey.empty()) return "-";
-  if (!ParseInternalKey(ikey, &parsed)) return "(malformed) " + Printable(ikey);
-  return Printable(parsed.user_key) + " @ seq " +
+  if (!ParseInternalKey(ikey, &parsed)) return "(malformed) " + ctx.Bytes(ikey);
+  return ctx.Bytes(parsed.user_key) + " @ seq " +
          std::to_string(parsed.sequence);
 }
 
-json InternalKeyJson(const std::string& ikey) {
+json InternalKeyJson(const Context& ctx, const std::string& ikey) {
   ParsedInternalKey parsed;
   if (!ParseInternalKey(ikey, &parsed)) return nullptr;
-  return {{"key", Printable(parsed.user_key)},
+  return {{"key", ctx.Bytes(parsed.user_key)},
           {"sequence", parsed.sequence},
           {"type", TypeName(parsed.type)}};
 }
@@ -76,8 +76,8 @@ int RunSegment(const Context& ctx, const std::string& path) {
                 {"configured_bits_per_key", p.bits_per_key},
                 {"bits_per_key", actual_bits},
                 {"theoretical_fp_rate", reader->TheoreticalFpRate()}}},
-              {"smallest", InternalKeyJson(p.smallest_key)},
-              {"largest", InternalKeyJson(p.largest_key)}};
+              {"smallest", InternalKeyJson(ctx, p.smallest_key)},
+              {"largest", InternalKeyJson(ctx, p.largest_key)}};
     out << j.dump(2) << "\n";
     return kExitOk;
   }
@@ -108,8 +108,10 @@ int RunSegment(const Context& ctx, const std::string& path) {
         << "theoretical FP:     " << Percent(reader->TheoreticalFpRate())
         << "\n";
   }
-  out << "smallest key:       " << DescribeInternalKey(p.smallest_key) << "\n"
-      << "largest key:        " << DescribeInternalKey(p.largest_key) << "\n";
+  out << "smallest key:       " << DescribeInternalKey(ctx, p.smallest_key)
+      << "\n"
+      << "largest key:        " << DescribeInternalKey(ctx, p.largest_key)
+      << "\n";
   return kExitOk;
 }
 
@@ -137,15 +139,15 @@ int RunDump(const Context& ctx, const std::string& path, uint64_t limit) {
     const bool del = k.type == ValueType::kDeletion;
     if (del) tombstones++;
     if (ctx.json) {
-      json e = {{"key", Printable(k.user_key)},
+      json e = {{"key", ctx.Bytes(k.user_key)},
                 {"sequence", k.sequence},
                 {"type", TypeName(k.type)}};
-      if (!del) e["value"] = Printable(it->value());
+      if (!del) e["value"] = ctx.Bytes(it->value());
       out << (n == 0 ? "\n    " : ",\n    ") << e.dump();
     } else {
-      out << Printable(k.user_key) << "\t@" << k.sequence << "\t"
+      out << ctx.Bytes(k.user_key) << "\t@" << k.sequence << "\t"
           << (del ? "DEL" : "PUT") << "\t"
-          << (del ? "(tombstone)" : Printable(it->value())) << "\n";
+          << (del ? "(tombstone)" : ctx.Bytes(it->value())) << "\n";
     }
     n++;
   }

@@ -84,13 +84,107 @@ std::string Printable(const Slice& bytes) {
   return r;
 }
 
-std::string PrintableTruncated(const Slice& bytes, size_t max_chars) {
-  std::string r = Printable(bytes);
-  if (r.size() > max_chars) {
-    r.resize(max_chars);
-    r += "...";
+std::string Hex(const Slice& bytes) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string r;
+  r.reserve(2 * bytes.size());
+  for (size_t i = 0; i < bytes.size(); i++) {
+    const unsigned char c = static_cast<unsigned char>(bytes[i]);
+    r += kHex[c >> 4];
+    r += kHex[c & 0xf];
   }
   return r;
+}
+
+namespace {
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::string DecodeHex(const Slice& text, std::string* bytes) {
+  if (text.size() % 2 != 0) return "odd number of hex digits";
+  bytes->reserve(text.size() / 2);
+  for (size_t i = 0; i < text.size(); i += 2) {
+    const int hi = HexDigit(text[i]);
+    const int lo = HexDigit(text[i + 1]);
+    if (hi < 0 || lo < 0) {
+      return "not a hex digit at byte " + std::to_string(hi < 0 ? i : i + 1);
+    }
+    bytes->push_back(static_cast<char>(hi << 4 | lo));
+  }
+  return "";
+}
+
+std::string Unescape(const Slice& text, std::string* bytes) {
+  bytes->reserve(text.size());
+  for (size_t i = 0; i < text.size(); i++) {
+    if (text[i] != '\\') {
+      bytes->push_back(text[i]);
+      continue;
+    }
+    if (i + 1 == text.size()) {
+      return "'\\' at the end (write '\\\\' for a backslash)";
+    }
+    const char e = text[++i];
+    switch (e) {
+      case '\\':
+        bytes->push_back('\\');
+        break;
+      case 't':
+        bytes->push_back('\t');
+        break;
+      case 'n':
+        bytes->push_back('\n');
+        break;
+      case 'r':
+        bytes->push_back('\r');
+        break;
+      case 'x': {
+        const int hi = i + 1 < text.size() ? HexDigit(text[i + 1]) : -1;
+        const int lo = i + 2 < text.size() ? HexDigit(text[i + 2]) : -1;
+        if (hi < 0 || lo < 0) {
+          return "'\\x' without two hex digits at byte " +
+                 std::to_string(i - 1);
+        }
+        bytes->push_back(static_cast<char>(hi << 4 | lo));
+        i += 2;
+        break;
+      }
+      default:
+        return "bad escape '\\" + Printable(Slice(&e, 1)) + "' at byte " +
+               std::to_string(i - 1) + " (write '\\\\' for a backslash)";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string Decode(const Slice& text, ByteEncoding encoding,
+                   std::string* bytes) {
+  bytes->clear();
+  switch (encoding) {
+    case ByteEncoding::kEscaped:
+      return Unescape(text, bytes);
+    case ByteEncoding::kHex:
+      return DecodeHex(text, bytes);
+    case ByteEncoding::kRaw:
+      bytes->assign(text.data(), text.size());
+      return "";
+  }
+  return "unknown encoding";
+}
+
+std::string Truncated(std::string text, size_t max_chars) {
+  if (text.size() > max_chars) {
+    text.resize(max_chars);
+    text += "...";
+  }
+  return text;
 }
 
 Table::Table(std::vector<std::string> header, std::vector<bool> right_aligned)

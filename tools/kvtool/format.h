@@ -35,8 +35,23 @@ std::string Fixed(double value, int digits);
 // "\xNN" (lowercase hex).
 std::string Printable(const Slice& bytes);
 
-// At most max_chars of Printable(bytes), with "..." when cut.
-std::string PrintableTruncated(const Slice& bytes, size_t max_chars);
+// Two lowercase hex digits per byte ("" for no bytes).
+std::string Hex(const Slice& bytes);
+
+// How keys and values are written on kvtool's command line, in its output
+// and in `load` input. kEscaped is Printable()'s escaping, kHex is Hex(),
+// kRaw takes the bytes as they are (input only: `load --raw`).
+enum class ByteEncoding { kEscaped, kHex, kRaw };
+
+// The bytes `text` stands for in `encoding`, into *bytes. Returns "" on
+// success, or why `text` is not valid ("bad escape '\q' at byte 3", "odd
+// number of hex digits", ...). Decoding kEscaped undoes Printable() exactly
+// and accepts every byte but '\' as itself; kHex accepts either case.
+std::string Decode(const Slice& text, ByteEncoding encoding,
+                   std::string* bytes);
+
+// At most max_chars of text, with "..." when cut.
+std::string Truncated(std::string text, size_t max_chars);
 
 // Columns separated by two spaces, each as wide as its widest cell; cells of
 // right-aligned columns (numbers) are padded on the left.

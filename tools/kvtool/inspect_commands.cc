@@ -134,15 +134,15 @@ int LoadSegments(const Context& ctx, const std::string& path, uint64_t samples,
   return kExitOk;
 }
 
-json SegmentJson(const SegmentInfo& s) {
+json SegmentJson(const Context& ctx, const SegmentInfo& s) {
   json j = {
       {"level", s.level},
       {"file_number", s.file_number},
       {"file", s.file_name},
       {"file_bytes", s.file_size},
       {"entries", s.num_entries},
-      {"smallest_key", Printable(s.smallest_key)},
-      {"largest_key", Printable(s.largest_key)},
+      {"smallest_key", ctx.Bytes(s.smallest_key)},
+      {"largest_key", ctx.Bytes(s.largest_key)},
       {"has_filter", s.has_filter},
       {"filter_policy", s.filter_policy},
       {"bits_per_key", s.bits_per_key},
@@ -232,15 +232,14 @@ int RunSegments(const Context& ctx, const std::string& path, uint64_t samples,
               {"seed", seed},
               {"segments", json::array()}};
     for (const SegmentInfo& s : segments)
-      j["segments"].push_back(SegmentJson(s));
+      j["segments"].push_back(SegmentJson(ctx, s));
     out << j.dump(2) << "\n";
   } else {
-    Table t(
-        {"level", "file", "size", "entries", "smallest key", "largest key",
-         "filter", "bits/key", "theoretical FP", "measured FP", "probes",
-         "kind"},
-        {false, false, true, true, false, false, true, true, true, true, true,
-         false});
+    Table t({"level", "file", "size", "entries", "smallest key", "largest key",
+             "filter", "bits/key", "theoretical FP", "measured FP", "probes",
+             "kind"},
+            {false, false, true, true, false, false, true, true, true, true,
+             true, false});
     for (const SegmentInfo& s : segments) {
       const uint64_t probes = s.filter_negatives + s.false_positives;
       std::vector<std::string> row = {
@@ -248,8 +247,8 @@ int RunSegments(const Context& ctx, const std::string& path, uint64_t samples,
           FileNumber(s.file_number),
           HumanBytes(s.file_size),
           std::to_string(s.num_entries),
-          PrintableTruncated(s.smallest_key, kKeyColumnChars),
-          PrintableTruncated(s.largest_key, kKeyColumnChars),
+          Truncated(ctx.Bytes(s.smallest_key), kKeyColumnChars),
+          Truncated(ctx.Bytes(s.largest_key), kKeyColumnChars),
           s.has_filter ? HumanBytes(s.filter_bytes) : "none",
           s.has_filter ? Fixed(s.bits_per_key, 1) : "-",
           Percent(s.theoretical_fp_rate),
@@ -290,7 +289,7 @@ int RunExplain(const Context& ctx, const std::string& path,
   std::ostream& out = *ctx.out;
   if (ctx.json) {
     json j = {
-        {"key", Printable(key)},
+        {"key", ctx.Bytes(key)},
         {"key_hash", hash},
         {"memtable", trace.found_in_memtable ? "found" : "miss"},
         {"immutable_memtable", trace.found_in_immutable ? "found" : "miss"},
@@ -308,10 +307,10 @@ int RunExplain(const Context& ctx, const std::string& path,
                                {"bytes_read", t.bytes_read},
                                {"cache_hits", t.cache_hits}});
     }
-    if (s.ok()) j["value"] = Printable(value);
+    if (s.ok()) j["value"] = ctx.Bytes(value);
     out << j.dump(2) << "\n";
   } else {
-    out << "key:                 " << Printable(key) << " (hash " << hash
+    out << "key:                 " << ctx.Bytes(key) << " (hash " << hash
         << ")\n"
         << "memtable:            "
         << (trace.found_in_memtable ? "found" : "miss") << "\n"
@@ -340,7 +339,7 @@ int RunExplain(const Context& ctx, const std::string& path,
         << (trace.data_blocks_read == 1 ? " data block, " : " data blocks, ")
         << HumanBytes(trace.bytes_read) << "\n"
         << "result:              " << trace.result << "\n";
-    if (s.ok()) out << "value:               " << Printable(value) << "\n";
+    if (s.ok()) out << "value:               " << ctx.Bytes(value) << "\n";
   }
   if (!s.ok() && !s.IsNotFound()) return FailWith(*ctx.err, s);
   return kExitOk;

@@ -2,11 +2,13 @@
 // with a progress bar for people watching a terminal.
 //
 // Input format, one record per line: the key is everything before the first
-// tab, the value everything after it (it may contain more tabs), both taken
-// as raw bytes. A trailing carriage return is dropped (so CRLF files load as
-// expected) and empty lines are skipped. A line without a tab, with an empty
-// key or with a key or value over the database limits is malformed: loading
-// stops there, after writing every record before it.
+// tab, the value everything after it, each written as `scan` prints it
+// (escaped, or hex with --hex), or taken as raw bytes with --raw (then the
+// value may contain more tabs). A trailing carriage return is dropped (so
+// CRLF files load as expected) and empty lines are skipped. A line without
+// a tab, with a bad escape or hex digit, an empty key or a key or value over
+// the database limits is malformed: loading stops there, after writing
+// every record before it.
 //
 // With --bulk (RunBulkLoad) the lines are sorted instead (ExternalSorter,
 // runs spilled to a temporary directory beside the database), written as
@@ -116,16 +118,61 @@ class Progress {
   Clock::time_point last_draw_{};
 };
 
-// Why line is malformed, or "" when it is a good record.
-std::string CheckLine(const std::string& line, size_t tab) {
-  if (tab == std::string::npos) return "no tab between key and value";
-  if (tab == 0) return "empty key";
-  if (tab > kMaxKeySize) return "key longer than the 64 KiB limit";
-  if (line.size() - tab - 1 > kMaxValueSize) {
-    return "value longer than the 32 MiB limit";
+// The records of "key<TAB>value" lines, decoded.
+class LineRecords {
+ public:
+  LineRecords(std::istream* in, ByteEncoding encoding)
+      : in_(in), encoding_(encoding) {}
+
+  // Moves to the next record. False at the end of the input, on a read
+  // error (bad()) or on a malformed line (problem() says why).
+  bool Next() {
+    while (std::getline(*in_, line_)) {
+      line_number_++;
+      bytes_ += line_.size() + 1;
+      if (!line_.empty() && line_.back() == '\r') line_.pop_back();
+      if (line_.empty()) continue;
+      problem_ = Parse();
+      return problem_.empty();
+    }
+    return false;
   }
-  return "";
-}
+
+  const std::string& key() const { return key_; }
+  const std::string& value() const { return value_; }
+  const std::string& problem() const { return problem_; }
+  bool bad() const { return in_->bad(); }
+  uint64_t line_number() const { return line_number_; }
+  uint64_t bytes() const { return bytes_; }  // read so far
+
+ private:
+  // Why line_ is malformed, or "" when it is a good record.
+  std::string Parse() {
+    const size_t tab = line_.find('\t');
+    if (tab == std::string::npos) return "no tab between key and value";
+    const Slice key(line_.data(), tab);
+    const Slice value(line_.data() + tab + 1, line_.size() - tab - 1);
+    std::string why = Decode(key, encoding_, &key_);
+    if (!why.empty()) return "key: " + why;
+    why = Decode(value, encoding_, &value_);
+    if (!why.empty()) return "value: " + why;
+    if (key_.empty()) return "empty key";
+    if (key_.size() > kMaxKeySize) return "key longer than the 64 KiB limit";
+    if (value_.size() > kMaxValueSize) {
+      return "value longer than the 32 MiB limit";
+    }
+    return "";
+  }
+
+  std::istream* const in_;
+  const ByteEncoding encoding_;
+  std::string line_;
+  std::string key_;
+  std::string value_;
+  std::string problem_;
+  uint64_t line_number_ = 0;
+  uint64_t bytes_ = 0;
+};
 
 // Opens `input` ("-": stdin, left in *in) for reading; *total_bytes is its
 // size for a regular file, else 0.
@@ -242,25 +289,8 @@ int RunLoad(const Context& ctx, const std::string& path,
     return s;
   };
 
-  std::string line;
-  uint64_t line_number = 0;
-  uint64_t bytes = 0;
-  while (std::getline(*in, line)) {
-    line_number++;
-    bytes += line.size() + 1;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    const size_t tab = line.find('\t');
-    const std::string problem = CheckLine(line, tab);
-    if (!problem.empty()) {
-      Status s = write_batch(/*sync=*/true);
-      progress.Update(written, bytes, /*final=*/true);
-      if (!s.ok()) return FailWith(*ctx.err, s);
-      return Fail(*ctx.err, kExitUsage,
-                  input_name + ":" + std::to_string(line_number) +
-                      ": malformed line (" + problem + "); stopped there, " +
-                      std::to_string(written) + " records loaded before it");
-    }
+  LineRecords records(in, options.encoding);
+  while (records.Next()) {
     // Write a full batch only now that another record follows it, so that
     // the final batch (written with sync) is never empty.
     if (batch.Count() >= options.batch_records ||
@@ -268,20 +298,29 @@ int RunLoad(const Context& ctx, const std::string& path,
       Status s = write_batch(/*sync=*/false);
       if (!s.ok()) return FailWith(*ctx.err, s);
     }
-    batch.Put(Slice(line.data(), tab),
-              Slice(line.data() + tab + 1, line.size() - tab - 1));
-    progress.Update(written + batch.Count(), bytes, /*final=*/false);
+    batch.Put(records.key(), records.value());
+    progress.Update(written + batch.Count(), records.bytes(), /*final=*/false);
   }
-  if (in->bad()) {
+  if (!records.problem().empty()) {
+    Status s = write_batch(/*sync=*/true);
+    progress.Update(written, records.bytes(), /*final=*/true);
+    if (!s.ok()) return FailWith(*ctx.err, s);
+    return Fail(*ctx.err, kExitUsage,
+                input_name + ":" + std::to_string(records.line_number()) +
+                    ": malformed line (" + records.problem() +
+                    "); stopped there, " + std::to_string(written) +
+                    " records loaded before it");
+  }
+  if (records.bad()) {
     Status s = write_batch(/*sync=*/true);
     s.PermitUncheckedError();
     return Fail(*ctx.err, kExitIOError,
                 input_name + ": read error after line " +
-                    std::to_string(line_number) + "; " +
+                    std::to_string(records.line_number()) + "; " +
                     std::to_string(written) + " records loaded");
   }
   Status s = write_batch(/*sync=*/true);
-  progress.Update(written, bytes, /*final=*/true);
+  progress.Update(written, records.bytes(), /*final=*/true);
   if (!s.ok()) return FailWith(*ctx.err, s);
   *ctx.out << "loaded " << written << " records from " << input_name << " into "
            << path << "\n";
@@ -308,33 +347,23 @@ int RunBulkLoad(const Context& ctx, const std::string& path,
 
   ExternalSorter sorter(temp.path(), options.memory_mb << 20);
   Progress progress(ctx.err, options.progress, total_bytes);
-  std::string line;
-  uint64_t line_number = 0;
-  uint64_t bytes = 0;
-  while (std::getline(*in, line)) {
-    line_number++;
-    bytes += line.size() + 1;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (line.empty()) continue;
-    const size_t tab = line.find('\t');
-    const std::string problem = CheckLine(line, tab);
-    if (!problem.empty()) {
-      progress.Update(sorter.records_added(), bytes, /*final=*/true);
-      return Fail(*ctx.err, kExitUsage,
-                  input_name + ":" + std::to_string(line_number) +
-                      ": malformed line (" + problem +
-                      "); nothing loaded (--bulk loads all or nothing)");
-    }
-    s = sorter.Add(Slice(line.data(), tab),
-                   Slice(line.data() + tab + 1, line.size() - tab - 1));
+  LineRecords records(in, options.encoding);
+  while (records.Next()) {
+    s = sorter.Add(records.key(), records.value());
     if (!s.ok()) return FailWith(*ctx.err, s);
-    progress.Update(sorter.records_added(), bytes, /*final=*/false);
+    progress.Update(sorter.records_added(), records.bytes(), /*final=*/false);
   }
-  progress.Update(sorter.records_added(), bytes, /*final=*/true);
-  if (in->bad()) {
+  progress.Update(sorter.records_added(), records.bytes(), /*final=*/true);
+  if (!records.problem().empty()) {
+    return Fail(*ctx.err, kExitUsage,
+                input_name + ":" + std::to_string(records.line_number()) +
+                    ": malformed line (" + records.problem() +
+                    "); nothing loaded (--bulk loads all or nothing)");
+  }
+  if (records.bad()) {
     return Fail(*ctx.err, kExitIOError,
                 input_name + ": read error after line " +
-                    std::to_string(line_number) + "; nothing loaded");
+                    std::to_string(records.line_number()) + "; nothing loaded");
   }
 
   // The options OpenDbForWrite opens the database with: the segments get

@@ -41,6 +41,8 @@ struct Args {
   std::string value;
   std::string input;
   bool json = false;
+  bool hex = false;
+  bool raw = false;
   bool create = false;
   bool no_flush = false;
   std::string dir;
@@ -67,6 +69,11 @@ void AddJson(CLI::App* sub, Args* a) {
   sub->add_flag("--json", a->json,
                 "Print one JSON document instead of text (user bytes are "
                 "escaped as in text output)");
+}
+void AddHex(CLI::App* sub, Args* a) {
+  sub->add_flag("--hex", a->hex,
+                "Keys and values as hex digits, in the arguments and the "
+                "output");
 }
 void AddDb(CLI::App* sub, Args* a) {
   sub->add_option("DB", a->db, "Database directory")->required();
@@ -107,6 +114,7 @@ int Run(int argc, char** argv) {
                          "range, filter and its false-positive rates");
   AddDb(segments, &a);
   AddJson(segments, &a);
+  AddHex(segments, &a);
   AddSamples(segments, &a,
              "Absent-key lookups used to measure false-positive rates; 0 "
              "skips (default 1000)");
@@ -117,33 +125,38 @@ int Run(int argc, char** argv) {
       "compression ratio, filter parameters, key range");
   segment->add_option("FILE", a.file, "Segment file (.seg)")->required();
   AddJson(segment, &a);
+  AddHex(segment, &a);
 
   CLI::App* get = app.add_subcommand(
       "get", "Print the value of KEY (exit code 1 if absent)");
   AddDb(get, &a);
-  get->add_option("KEY", a.key, "Key (raw bytes)")->required();
+  get->add_option("KEY", a.key, "Key")->required();
   AddJson(get, &a);
+  AddHex(get, &a);
 
   CLI::App* put = app.add_subcommand("put", "Store KEY -> VALUE (synced)");
   AddDb(put, &a);
   put->add_option("KEY", a.key, "Key")->required();
   put->add_option("VALUE", a.value, "Value")->required();
   put->add_flag("--create", a.create, "Create the database if missing");
+  AddHex(put, &a);
 
   CLI::App* del = app.add_subcommand("delete", "Delete KEY (synced)");
   AddDb(del, &a);
   del->add_option("KEY", a.key, "Key")->required();
+  AddHex(del, &a);
 
   CLI::App* scan =
       app.add_subcommand("scan",
-                         "Print key<TAB>value lines in key order (escaped, see "
-                         "docs/kvtool.md)");
+                         "Print key<TAB>value lines in key order (escaped as "
+                         "'load' reads them, see docs/kvtool.md)");
   AddDb(scan, &a);
   scan->add_option("--from", a.from, "First key (inclusive)");
   scan->add_option("--to", a.to, "End key (exclusive)");
   scan->add_option("--limit", a.limit, "At most N entries (0: all)")
       ->check(CLI::NonNegativeNumber);
   AddJson(scan, &a);
+  AddHex(scan, &a);
 
   CLI::App* dump = app.add_subcommand(
       "dump",
@@ -153,6 +166,7 @@ int Run(int argc, char** argv) {
   dump->add_option("--limit", a.limit, "At most N entries (0: all)")
       ->check(CLI::NonNegativeNumber);
   AddJson(dump, &a);
+  AddHex(dump, &a);
 
   CLI::App* explain =
       app.add_subcommand("explain",
@@ -161,6 +175,7 @@ int Run(int argc, char** argv) {
   AddDb(explain, &a);
   explain->add_option("KEY", a.key, "Key")->required();
   AddJson(explain, &a);
+  AddHex(explain, &a);
 
   CLI::App* verify = app.add_subcommand(
       "verify",
@@ -189,14 +204,21 @@ int Run(int argc, char** argv) {
   AddDb(compact, &a);
   compact->add_option("--from", a.from, "First key to compact (inclusive)");
   compact->add_option("--to", a.to, "Last key to compact (inclusive)");
+  AddHex(compact, &a);
 
   CLI::App* load = app.add_subcommand(
       "load",
-      "Load key<TAB>value lines from FILE ('-' = stdin) in batches; "
-      "stops at the first malformed line");
+      "Load key<TAB>value lines from FILE ('-' = stdin), escaped as 'scan' "
+      "prints them, in batches; stops at the first malformed line");
   AddDb(load, &a);
   load->add_option("FILE", a.input, "Input file, or - for stdin")->required();
   load->add_flag("--create", a.create, "Create the database if missing");
+  CLI::Option* load_hex =
+      load->add_flag("--hex", a.hex, "Keys and values as hex digits");
+  load->add_flag("--raw", a.raw,
+                 "Keys and values as raw bytes (no unescaping; the value is "
+                 "everything after the first tab)")
+      ->excludes(load_hex);
   load->add_option("--batch", a.batch, "Records per write batch (default 1000)")
       ->check(CLI::Range(uint64_t{1}, kMaxBatchRecords));
   load->add_flag("--bulk", a.bulk,
@@ -233,18 +255,22 @@ int Run(int argc, char** argv) {
   capacity->add_option("--entries", a.capacity.entries, "Number of entries")
       ->required()
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 50));
-  capacity->add_option("--key-bytes", a.capacity.key_bytes,
-                       "Average key length (default 7)")
+  capacity
+      ->add_option("--key-bytes", a.capacity.key_bytes,
+                   "Average key length (default 7)")
       ->check(CLI::Range(0.0, 1e6));
-  capacity->add_option("--value-bytes", a.capacity.value_bytes,
-                       "Average value length (default 80)")
+  capacity
+      ->add_option("--value-bytes", a.capacity.value_bytes,
+                   "Average value length (default 80)")
       ->check(CLI::Range(0.0, 1e9));
-  capacity->add_option("--bits-per-key", a.capacity.bits_per_key,
-                       "Filter bits per key (default 10)")
+  capacity
+      ->add_option("--bits-per-key", a.capacity.bits_per_key,
+                   "Filter bits per key (default 10)")
       ->check(CLI::Range(0.01, 64.0));
-  capacity->add_option("--compression-ratio", a.capacity.compression_ratio,
-                       "Compressed over raw data block size (default 0.63, "
-                       "LZ4 on short-link URLs; 1 without compression)")
+  capacity
+      ->add_option("--compression-ratio", a.capacity.compression_ratio,
+                   "Compressed over raw data block size (default 0.63, "
+                   "LZ4 on short-link URLs; 1 without compression)")
       ->check(CLI::Range(0.01, 2.0));
   AddJson(capacity, &a);
 
@@ -264,15 +290,18 @@ int Run(int argc, char** argv) {
   fbuild->add_option("OUT", a.out, "Filter file to write (replaced)")
       ->required();
   FilterBuildOptions& fo = a.filter_build;
-  fbuild->add_option("--capacity", fo.capacity,
-                     "Keys it is sized for (default: the keys read; "
-                     "scalable: of the first sub-filter)")
+  fbuild
+      ->add_option("--capacity", fo.capacity,
+                   "Keys it is sized for (default: the keys read; "
+                   "scalable: of the first sub-filter)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 40));
-  fbuild->add_option("--fp-rate", fo.fp_rate,
-                     "Target false-positive rate (default 0.01)")
+  fbuild
+      ->add_option("--fp-rate", fo.fp_rate,
+                   "Target false-positive rate (default 0.01)")
       ->check(CLI::Range(1e-9, 0.5));
-  fbuild->add_option("--bits-per-key", fo.bits_per_key,
-                     "bloom: size by bits per key instead of --fp-rate")
+  fbuild
+      ->add_option("--bits-per-key", fo.bits_per_key,
+                   "bloom: size by bits per key instead of --fp-rate")
       ->check(CLI::Range(1.0, 100.0));
   fbuild->add_option("--expansion", fo.expansion,
                      "scalable: capacity growth of each new sub-filter "
@@ -353,6 +382,27 @@ int Run(int argc, char** argv) {
   ctx.out = &std::cout;
   ctx.err = &std::cerr;
   ctx.json = a.json;
+  ctx.hex = a.hex;
+  if (a.hex) {
+    // Every key and value argument is hex; decode them all before any
+    // command runs.
+    auto decode = [&](const char* what, std::string* arg) {
+      std::string bytes;
+      const std::string why = Decode(*arg, ByteEncoding::kHex, &bytes);
+      if (why.empty()) *arg = std::move(bytes);
+      return why.empty() ? std::string() : std::string(what) + ": " + why;
+    };
+    std::string why = decode("KEY", &a.key);
+    if (why.empty()) why = decode("VALUE", &a.value);
+    if (why.empty() && a.from.has_value()) why = decode("--from", &*a.from);
+    if (why.empty() && a.to.has_value()) why = decode("--to", &*a.to);
+    if (!why.empty()) {
+      return Fail(std::cerr, kExitUsage, why + " (--hex takes hex digits)");
+    }
+  }
+  const ByteEncoding load_encoding = a.hex   ? ByteEncoding::kHex
+                                     : a.raw ? ByteEncoding::kRaw
+                                             : ByteEncoding::kEscaped;
   const uint64_t seed = a.seed.has_value() ? *a.seed : SeedFromClock();
 
   if (info->parsed()) return RunInfo(ctx, a.db, a.samples, seed);
@@ -381,6 +431,7 @@ int Run(int argc, char** argv) {
     bo.create = a.create;
     bo.progress = ::isatty(STDOUT_FILENO) == 1;
     bo.memory_mb = a.memory_mb;
+    bo.encoding = load_encoding;
     return RunBulkLoad(ctx, a.db, a.input, bo);
   }
   if (load->parsed()) {
@@ -388,12 +439,14 @@ int Run(int argc, char** argv) {
     lo.create = a.create;
     lo.progress = ::isatty(STDOUT_FILENO) == 1;
     lo.batch_records = a.batch;
+    lo.encoding = load_encoding;
     return RunLoad(ctx, a.db, a.input, lo);
   }
   if (fbuild->parsed()) {
     return RunFilterBuild(ctx, a.kind, a.input, a.out, a.filter_build);
   }
-  if (fquery->parsed()) return RunFilterQuery(ctx, a.filter, a.keys, a.keys_file);
+  if (fquery->parsed())
+    return RunFilterQuery(ctx, a.filter, a.keys, a.keys_file);
   if (finfo->parsed()) return RunFilterInfo(ctx, a.filter);
   if (fmerge->parsed()) {
     return RunFilterMerge(ctx, a.filter, a.other_filter, a.out);

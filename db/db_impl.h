@@ -46,6 +46,7 @@
 
 #include <atomic>
 #include <deque>
+#include <functional>
 #include <list>
 #include <memory>
 #include <set>
@@ -54,6 +55,7 @@
 #include <vector>
 
 #include "bloomkv/db.h"
+#include "bloomkv/debug.h"
 #include "bloomkv/env.h"
 #include "bloomkv/write_batch.h"
 #include "db/compaction.h"
@@ -115,10 +117,23 @@ class DBImpl final : public DB {
   // checkpoint (db_impl_checkpoint.cc). Takes mu_.
   Status PinCheckpointFiles(CheckpointFiles* files);
 
+  // include/bloomkv/debug.h (db_impl_read.cc). REQUIRES: begin <= end when
+  // both are set.
+  Status ForEachKeyVersion(const Slice* begin, const Slice* end,
+                           const std::function<bool(const KeyVersion&)>& fn);
+
  private:
   friend class DB;
   struct Writer;
   struct SnapshotImpl;
+  // A reference to the current read view, for a reader that outlives one
+  // call (an iterator, a dump); Unref() it when done.
+  ReadView* RefCurrentView();
+  // The memtables' and segments' entries of view, merged in internal-key
+  // order (every version and deletion marker), for NewIterator and
+  // ForEachKeyVersion. The caller keeps view alive as long as the iterator.
+  std::unique_ptr<Iterator> MergedIterator(const ReadView& view,
+                                           const SegmentReadOptions& sro);
   // DB-wide counters of writes, flushes and compactions: bumped a few
   // times per write group or background job, never by a read.
   struct Counters {

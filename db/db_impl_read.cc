@@ -122,35 +122,83 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options,
   return statuses;
 }
 
-std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
-  // The iterator holds its own reference to the view for its lifetime.
+ReadView* DBImpl::RefCurrentView() {
   const size_t thread = ThisThreadIndex();
   ReadView* view = read_views_.Acquire(thread);
   view->Ref();
   read_views_.Release(thread, view);
-  const SequenceNumber sequence = ReadSequence(options);  // after pinning
-  const SegmentReadOptions sro = SegmentOptionsFor(options);
+  return view;
+}
 
+std::unique_ptr<Iterator> DBImpl::NewIterator(const ReadOptions& options) {
+  // The iterator holds its own reference to the view for its lifetime.
+  ReadView* view = RefCurrentView();
+  const SequenceNumber sequence = ReadSequence(options);  // after pinning
+  // The cleanup runs after the merged iterator is gone, so the memtables and
+  // segments it reads stay alive exactly as long as needed.
+  return NewDBIterator(
+      MergedIterator(*view, SegmentOptionsFor(options)), sequence,
+      [view] { view->Unref(); }, options.iterate_lower_bound,
+      options.iterate_upper_bound);
+}
+
+Status DBImpl::ForEachKeyVersion(
+    const Slice* begin, const Slice* end,
+    const std::function<bool(const KeyVersion&)>& fn) {
+  ReadView* view = RefCurrentView();
+  ReadOptions ro;
+  ro.fill_cache = false;  // a dump reads each block once
+  Status s;
+  {
+    std::unique_ptr<Iterator> it = MergedIterator(*view, SegmentOptionsFor(ro));
+    if (begin != nullptr) {
+      it->Seek(MakeInternalKey(*begin, kMaxSequenceNumber, kValueTypeForSeek));
+    } else {
+      it->SeekToFirst();
+    }
+    KeyVersion v;
+    for (; it->Valid(); it->Next()) {
+      ParsedInternalKey parsed;
+      if (!ParseInternalKey(it->key(), &parsed)) {
+        s = Status::Corruption("key versions: malformed internal key",
+                               it->key().ToEscapedString());
+        break;
+      }
+      if (end != nullptr && parsed.user_key.compare(*end) >= 0) break;
+      v.user_key.assign(parsed.user_key.data(), parsed.user_key.size());
+      v.sequence = parsed.sequence;
+      v.deleted = parsed.type == ValueType::kDeletion;
+      if (v.deleted) {
+        v.value.clear();
+      } else {
+        v.value.assign(it->value().data(), it->value().size());
+      }
+      if (!fn(v)) break;
+    }
+    if (s.ok()) s = it->status();
+  }
+  view->Unref();
+  return s;
+}
+
+std::unique_ptr<Iterator> DBImpl::MergedIterator(
+    const ReadView& view, const SegmentReadOptions& sro) {
   std::vector<std::unique_ptr<Iterator>> children;
-  children.emplace_back(view->mem()->NewIterator());
-  if (view->imm() != nullptr) children.emplace_back(view->imm()->NewIterator());
+  children.emplace_back(view.mem()->NewIterator());
+  if (view.imm() != nullptr) children.emplace_back(view.imm()->NewIterator());
   // Level-0 segments overlap: each is a child of the merge, open for the
   // iterator's life. A deeper level is one child that opens its segments
   // one at a time, so an iterator pins at most one segment per level there.
-  for (const auto& f : view->version().files(0)) {
+  for (const auto& f : view.version().files(0)) {
     children.push_back(table_cache_->NewIterator(*f, sro));
   }
   for (int level = 1; level < kNumLevels; level++) {
-    const Version::FileList& files = view->version().files(level);
+    const Version::FileList& files = view.version().files(level);
     if (!files.empty()) {
       children.push_back(table_cache_->NewLevelIterator(files, sro));
     }
   }
-  // The cleanup runs after the merged iterator is gone, so the memtables and
-  // segments it reads stay alive exactly as long as needed.
-  return NewDBIterator(NewMergingIterator(std::move(children)), sequence,
-                       [view] { view->Unref(); }, options.iterate_lower_bound,
-                       options.iterate_upper_bound);
+  return NewMergingIterator(std::move(children));
 }
 
 const Snapshot* DBImpl::GetSnapshot() {

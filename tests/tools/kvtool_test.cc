@@ -1129,6 +1129,174 @@ TEST_F(KvtoolTest, LoadReadsScanEscapesStrictlyOrRawBytesWithRaw) {
   EXPECT_EQ("1\n", Run({"get", db_, "ok"}).out);
 }
 
+// ---- idump, manifest, wal, approxsize ---------------------------------------
+
+// a@1 and b@2 flushed into one segment; then a@3 overwritten, b@4 deleted
+// and c@5 written, all three only in the log.
+void BuildVersionedDb(const std::string& path) {
+  Options options;
+  options.create_if_missing = true;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, path, &db).ok());
+  ASSERT_TRUE(db->Put(WriteOptions(), "a", "1").ok());
+  ASSERT_TRUE(db->Put(WriteOptions(), "b", "2").ok());
+  ASSERT_TRUE(db->Flush().ok());
+  ASSERT_TRUE(db->Put(WriteOptions(), "a", "3").ok());
+  WriteBatch batch;
+  batch.Delete("b");
+  batch.Put("c", "5\t\x01");
+  ASSERT_TRUE(db->Write(WriteOptions(), &batch).ok());
+}
+
+TEST_F(KvtoolTest, IdumpListsEveryVersionNewestFirst) {
+  BuildVersionedDb(db_);
+  const std::map<std::string, std::string> before = Snapshot(db_);
+  RunResult r = Run({"idump", db_});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_EQ(
+      "a\t@3\tPUT\t3\n"
+      "a\t@1\tPUT\t1\n"
+      "b\t@4\tDEL\t(tombstone)\n"
+      "b\t@2\tPUT\t2\n"
+      "c\t@5\tPUT\t5\\t\\x01\n"
+      "# 5 versions (1 deletion)\n",
+      r.out);
+  EXPECT_EQ(
+      "b\t@4\tDEL\t(tombstone)\nb\t@2\tPUT\t2\n# 2 versions (1 deletion)\n",
+      Run({"idump", db_, "--from", "b", "--to", "c"}).out);
+  EXPECT_EQ("61\t@3\tPUT\t33\n# 1 version (0 deletions)\n",
+            Run({"idump", db_, "--hex", "--limit", "1"}).out);
+  const json j = RunJson({"idump", db_, "--json", "--from", "b"});
+  EXPECT_EQ(3, j["count"]);
+  EXPECT_EQ(1, j["deletions"]);
+  EXPECT_EQ(true, j["complete"]);
+  EXPECT_EQ("delete", j["versions"][0]["type"]);
+  EXPECT_FALSE(j["versions"][0].contains("value"));
+  EXPECT_EQ(5, j["versions"][2]["sequence"]);
+  ExpectError(Run({"idump", db_, "--from", "c", "--to", "a"}), 2,
+              "--from is after --to");
+  EXPECT_EQ(before, Snapshot(db_));  // read-only
+}
+
+TEST_F(KvtoolTest, ManifestAndWalShowEveryRecord) {
+  BuildVersionedDb(db_);
+  const std::map<std::string, std::string> before = Snapshot(db_);
+  RunResult r = Run({"manifest", db_});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("  + L0 ")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("2 entries  a @ 1 .. b @ 2"))
+      << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("; at the end: L0 1 segment;"))
+      << r.out;
+  json j = RunJson({"manifest", db_, "--json"});
+  EXPECT_EQ(1, j["live_segments"]["L0"]);
+  EXPECT_TRUE(j["problems"].empty());
+  EXPECT_TRUE(j["torn_tail"].is_null());
+  bool added = false;
+  for (const json& e : j["edits"]) {
+    for (const json& f : e["added"]) {
+      added = true;
+      EXPECT_EQ("a", f["smallest"]["key"]);
+      EXPECT_EQ("b", f["largest"]["key"]);
+      EXPECT_EQ(2, f["entries"]);
+    }
+  }
+  EXPECT_TRUE(added);
+  // The manifest file itself, named directly, reads the same.
+  const std::vector<std::string> manifests = FilesWithSuffix(db_, "");
+  std::string manifest;
+  for (const std::string& f : manifests) {
+    if (f.find("MANIFEST-") != std::string::npos) manifest = f;
+  }
+  ASSERT_FALSE(manifest.empty());
+  EXPECT_EQ(r.out, Run({"manifest", manifest}).out);
+
+  r = Run({"wal", db_});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("seq 3  1 op\n  PUT\ta\t3\n"))
+      << r.out;
+  EXPECT_NE(std::string::npos,
+            r.out.find("seq 4  2 ops\n  DEL\tb\n  PUT\tc\t5\\t\\x01\n"))
+      << r.out;
+  EXPECT_NE(std::string::npos,
+            r.out.find("# 2 write batches, 2 puts, 1 delete\n"))
+      << r.out;
+  j = RunJson({"wal", db_, "--json", "--hex"});
+  ASSERT_EQ(1u, j["logs"].size());
+  const json& batches = j["logs"][0]["batches"];
+  ASSERT_EQ(2u, batches.size());
+  EXPECT_EQ(4, batches[1]["sequence"]);
+  EXPECT_EQ(2, batches[1]["count"]);
+  EXPECT_EQ("63", batches[1]["ops"][1]["key"]);
+  EXPECT_EQ("350901", batches[1]["ops"][1]["value"]);
+  EXPECT_EQ(before, Snapshot(db_));
+
+  ExpectError(Run({"manifest", dir_.File("none")}), 3, "no such file");
+  ExpectError(Run({"wal", dir_.path()}), 3, "no CURRENT");
+}
+
+TEST_F(KvtoolTest, DamagedManifestAndWalRecordsAreShownAndEndInExitCode4) {
+  BuildVersionedDb(db_);
+  const std::vector<std::string> logs = FilesWithSuffix(db_, ".log");
+  ASSERT_EQ(1u, logs.size());
+  // A byte inside the first record's payload: its checksum fails; the next
+  // record is still read.
+  FlipByte(logs[0], 10);
+  RunResult r = Run({"wal", db_});
+  ExpectError(r, 4, logs[0]);
+  EXPECT_NE(std::string::npos, r.err.find("offset 0")) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("\n! ")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("DEL\tb")) << r.out;  // read on
+  json j = RunJson({"wal", db_, "--json"}, 4);
+  EXPECT_EQ(1u, j["logs"][0]["problems"].size());
+  EXPECT_EQ(1u, j["logs"][0]["batches"].size());
+  FlipByte(logs[0], 10);  // repaired
+
+  // A torn tail is what a crash leaves: shown, not a failure.
+  std::string data = ReadAll(logs[0]);
+  WriteAll(logs[0], data.substr(0, data.size() - 3));
+  r = Run({"wal", db_});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("# torn tail of ")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find("# 1 write batch,")) << r.out;
+
+  std::string manifest;
+  for (const std::string& f : FilesWithSuffix(db_, "")) {
+    if (f.find("MANIFEST-") != std::string::npos) manifest = f;
+  }
+  FlipByte(manifest, 12);
+  r = Run({"manifest", db_});
+  ExpectError(r, 4, manifest);
+  EXPECT_NE(std::string::npos, r.out.find("! ")) << r.out;
+}
+
+TEST_F(KvtoolTest, ApproxsizeEstimatesTheBytesOfAKeyRange) {
+  BuildDb(4, 5000);
+  uint64_t total = 0;
+  for (const std::string& f : segment_files_) {
+    total += std::filesystem::file_size(f);
+  }
+  json j = RunJson({"approxsize", db_, "--json"});
+  const uint64_t all = j["bytes"];
+  EXPECT_GT(all, total * 8 / 10);
+  EXPECT_LE(all, total);
+  EXPECT_TRUE(j["from"].is_null());
+  // The first of four equal segments.
+  j = RunJson({"approxsize", db_, "--json", "--to", Key(5000)});
+  const uint64_t quarter = j["bytes"];
+  EXPECT_GT(quarter, all / 5);
+  EXPECT_LT(quarter, all / 3);
+  EXPECT_EQ(Key(5000), j["to"]);
+  RunResult r = Run({"approxsize", db_, "--from", Key(0), "--to", Key(5000)});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_NE(std::string::npos,
+            r.out.find("(" + std::to_string(quarter) + " bytes) on disk for [" +
+                       Key(0) + ", " + Key(5000) + ")"))
+      << r.out;
+  ExpectError(Run({"approxsize", db_, "--from", "z", "--to", "a"}), 2,
+              "--from is after --to");
+}
+
 // ---- load --bulk ------------------------------------------------------------
 
 // Short links in random order, with repeated codes (the last line of a code

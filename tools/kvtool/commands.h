@@ -101,6 +101,12 @@ int RunPut(const Context& ctx, const std::string& db, const std::string& key,
 int RunDelete(const Context& ctx, const std::string& db,
               const std::string& key);
 
+// The approximate bytes on disk of the keys in [from, to) (unset: from the
+// first, to the last key), through DB::GetApproximateSizes.
+int RunApproxSize(const Context& ctx, const std::string& db,
+                  const std::optional<std::string>& from,
+                  const std::optional<std::string>& to);
+
 // Compacts the keys in [from, to] (unset: from the first, to the last key),
 // through DB::CompactRange.
 int RunCompact(const Context& ctx, const std::string& db,
@@ -134,6 +140,23 @@ int RunSegment(const Context& ctx, const std::string& file);
 // Every entry of one segment file: key, sequence, type, value. limit 0 means
 // all.
 int RunDump(const Context& ctx, const std::string& file, uint64_t limit);
+
+// ---- internal dumps (dump_commands.cc) -------------------------------------
+
+// Every stored version of the keys in the range (puts, deletion markers and
+// overwritten values compaction has not dropped yet), user keys in order
+// and each key's newest version first; range.to is exclusive.
+int RunIdump(const Context& ctx, const std::string& db, const ScanRange& range);
+
+// Every edit of a manifest (the one CURRENT names when `path` is a
+// database directory): logs, next file number, last sequence, segments
+// added and removed; then what the edits leave. Damaged records are shown
+// where met and end the command with exit code 4.
+int RunManifest(const Context& ctx, const std::string& path);
+
+// Every write batch of every log of a database (oldest first) or of one
+// log file: offset, sequence, operations. Damage as for RunManifest.
+int RunWal(const Context& ctx, const std::string& path);
 
 // ---- integrity (verify_command.cc) ----------------------------------------
 

@@ -1,5 +1,6 @@
 // kvtool get, scan, put, delete and compact: reading and changing data
 // through the public DB API. get and scan open the database read-only.
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <ostream>
 
@@ -82,6 +83,43 @@ int RunScan(const Context& ctx, const std::string& path,
   return kExitOk;
 }
 
+int RunApproxSize(const Context& ctx, const std::string& path,
+                  const std::optional<std::string>& from,
+                  const std::optional<std::string>& to) {
+  if (from.has_value() && to.has_value() && *from > *to) {
+    return Fail(*ctx.err, kExitUsage, "--from is after --to");
+  }
+  std::unique_ptr<DB> db;
+  int code = OpenDbReadOnly(*ctx.err, path, &db);
+  if (code != kExitOk) return code;
+  // Without --to, the range ends just past the largest key of any segment.
+  std::string end;
+  if (to.has_value()) {
+    end = *to;
+  } else {
+    for (const SegmentInfo& s : db->GetSegmentInfo()) {
+      end = std::max(end, s.largest_key);
+    }
+    end.push_back('\0');
+  }
+  const std::string start = from.value_or("");
+  uint64_t bytes = 0;
+  const Range range(start, end);
+  db->GetApproximateSizes(&range, 1, &bytes);
+  if (ctx.json) {
+    json j = {{"from", from.has_value() ? json(ctx.Bytes(*from)) : json()},
+              {"to", to.has_value() ? json(ctx.Bytes(*to)) : json()},
+              {"bytes", bytes}};
+    *ctx.out << j.dump(2) << "\n";
+  } else {
+    *ctx.out << HumanBytes(bytes) << " (" << bytes << " bytes) on disk for ["
+             << (from.has_value() ? ctx.Bytes(*from) : "first key") << ", "
+             << (to.has_value() ? ctx.Bytes(*to) : "last key]")
+             << (to.has_value() ? ")" : "") << "; memtables not counted\n";
+  }
+  return kExitOk;
+}
+
 int RunPut(const Context& ctx, const std::string& path, const std::string& key,
            const std::string& value, bool create) {
   std::unique_ptr<DB> db;
@@ -110,14 +148,17 @@ int RunCompact(const Context& ctx, const std::string& path,
                const std::optional<std::string>& from,
                const std::optional<std::string>& to) {
   if (from && to && *from > *to) {
-    return Fail(*ctx.err, kExitUsage,
-                "--from " + Slice(*from).ToEscapedString() + " is after --to " +
-                    Slice(*to).ToEscapedString());
+    return Fail(
+        *ctx.err, kExitUsage,
+        "--from " + ctx.Bytes(*from) + " is after --to " + ctx.Bytes(*to));
   }
   std::unique_ptr<DB> db;
   int code = OpenDbForWrite(*ctx.err, path, /*create=*/false, &db);
   if (code != kExitOk) return code;
-  const Slice begin(from.value_or("")), end(to.value_or(""));
+  // Slices of the optionals' own strings (value_or would make temporaries
+  // that die at the end of this statement).
+  const Slice begin = from ? Slice(*from) : Slice();
+  const Slice end = to ? Slice(*to) : Slice();
   Status s = db->CompactRange(from ? &begin : nullptr, to ? &end : nullptr);
   if (!s.ok()) return FailWith(*ctx.err, s);
   std::string files;

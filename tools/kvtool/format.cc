@@ -2,6 +2,7 @@
 #include "tools/kvtool/format.h"
 
 #include <algorithm>
+#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 
@@ -49,6 +50,18 @@ std::string Fixed(double value, int digits) {
   if (!std::isfinite(value)) return "-";
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.*f", digits, value);
+  return buf;
+}
+
+std::string Plural(uint64_t n, const char* one, const char* many) {
+  return std::to_string(n) + " " + (n == 1 ? one : many);
+}
+
+std::string LevelName(int level) { return "L" + std::to_string(level); }
+
+std::string FileNumber(uint64_t number) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%06" PRIu64, number);
   return buf;
 }
 

@@ -30,6 +30,15 @@ std::string Ratio(double ratio);
 // Fixed-point number with `digits` decimals.
 std::string Fixed(double value, int digits);
 
+// "1 edit", "2 edits".
+std::string Plural(uint64_t n, const char* one, const char* many);
+
+// "L3".
+std::string LevelName(int level);
+
+// A file number as in file names: "000042".
+std::string FileNumber(uint64_t number);
+
 // Printable ASCII stays as is, except '\' which becomes "\\"; tab, newline
 // and carriage return become "\t", "\n", "\r"; every other byte becomes
 // "\xNN" (lowercase hex).

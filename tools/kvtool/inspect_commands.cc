@@ -23,14 +23,6 @@ using json = nlohmann::ordered_json;
 
 constexpr size_t kKeyColumnChars = 24;
 
-std::string LevelName(int level) { return "L" + std::to_string(level); }
-
-std::string FileNumber(uint64_t number) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%06" PRIu64, number);
-  return buf;
-}
-
 // A measured rate is only a number when something was measured.
 json RateOrNull(uint64_t hits, uint64_t trials) {
   if (trials == 0) return nullptr;

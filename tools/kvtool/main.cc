@@ -30,7 +30,8 @@ constexpr char kDescription[] =
     "kvtool: inspect, verify, explain and edit bloomkv databases.\n"
     "DB is a database directory, FILE a single segment (.seg) file.\n"
     "Read-only subcommands (info, segments, segment, get, scan, dump, "
-    "explain, verify, filter-check) never change a byte on disk.\n"
+    "idump, manifest, wal, approxsize, explain, verify, filter-check) never "
+    "change a byte on disk.\n"
     "'filter' works on standalone filter files (bloom, scalable, cuckoo, "
     "fuse) without a database.";
 
@@ -167,6 +168,45 @@ int Run(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   AddJson(dump, &a);
   AddHex(dump, &a);
+
+  CLI::App* idump = app.add_subcommand(
+      "idump",
+      "Every stored version of the keys in [--from, --to): puts, deletion "
+      "markers and overwritten values not yet compacted away, newest first");
+  AddDb(idump, &a);
+  idump->add_option("--from", a.from, "First key (inclusive)");
+  idump->add_option("--to", a.to, "End key (exclusive)");
+  idump->add_option("--limit", a.limit, "At most N versions (0: all)")
+      ->check(CLI::NonNegativeNumber);
+  AddJson(idump, &a);
+  AddHex(idump, &a);
+
+  CLI::App* manifest = app.add_subcommand(
+      "manifest",
+      "Every edit of the manifest (DB's current one, or FILE): logs, "
+      "sequence, segments added and removed");
+  manifest->add_option("PATH", a.db, "Database directory or MANIFEST file")
+      ->required();
+  AddJson(manifest, &a);
+  AddHex(manifest, &a);
+
+  CLI::App* wal = app.add_subcommand(
+      "wal",
+      "Every write batch of the database's logs (or of one log FILE): "
+      "offset, sequence, puts and deletes");
+  wal->add_option("PATH", a.db, "Database directory or .log file")->required();
+  AddJson(wal, &a);
+  AddHex(wal, &a);
+
+  CLI::App* approxsize = app.add_subcommand(
+      "approxsize",
+      "Approximate bytes on disk of the keys in [--from, --to) "
+      "(GetApproximateSizes; memtables not counted)");
+  AddDb(approxsize, &a);
+  approxsize->add_option("--from", a.from, "First key (inclusive)");
+  approxsize->add_option("--to", a.to, "End key (exclusive)");
+  AddJson(approxsize, &a);
+  AddHex(approxsize, &a);
 
   CLI::App* explain =
       app.add_subcommand("explain",
@@ -420,6 +460,16 @@ int Run(int argc, char** argv) {
     return RunScan(ctx, a.db, range);
   }
   if (dump->parsed()) return RunDump(ctx, a.file, a.limit);
+  if (idump->parsed()) {
+    ScanRange range;
+    range.from = a.from;
+    range.to = a.to;
+    range.limit = a.limit;
+    return RunIdump(ctx, a.db, range);
+  }
+  if (manifest->parsed()) return RunManifest(ctx, a.db);
+  if (wal->parsed()) return RunWal(ctx, a.db);
+  if (approxsize->parsed()) return RunApproxSize(ctx, a.db, a.from, a.to);
   if (explain->parsed()) return RunExplain(ctx, a.db, a.key);
   if (verify->parsed()) return RunVerify(ctx, a.db);
   if (filter_check->parsed()) {

@@ -116,7 +116,7 @@ Status CheckSegments(const Version& v, bool paranoid) {
     for (const auto& f : v.files(level)) {
       if (f->open_status.ok()) continue;
       if (bad++ < kMaxFilesNamed) {
-        names += (names.empty() ? "" : "; ") + f->open_status.ToString();
+        names += (names.empty() ? "" : "; ") + f->open_status.message();
       }
     }
   }

@@ -270,7 +270,7 @@ bool Reader::ReadBlock() {
     eof_ = true;
     status_ = Status::IOError(file_name_ + ": read error at offset " +
                                   std::to_string(block_offset),
-                              s.ToString())
+                              s.message())
                   .AtOffset(block_offset);
     return false;
   }

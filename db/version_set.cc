@@ -124,7 +124,7 @@ Status VersionSet::Recover() {
   if (!s.ok()) {
     return Status::Corruption(
         CurrentFileName(dbname_),
-        "names a manifest that cannot be read: " + s.ToString());
+        "names a manifest that cannot be read: " + s.message());
   }
 
   struct Reporter : log::Reader::Reporter {
@@ -190,7 +190,7 @@ Status VersionSet::Recover() {
                      std::to_string(reader.torn_tail_offset()),
                  "damaged last record, and the version before it is gone too "
                  "(" +
-                     s.ToString() + ")")
+                     s.message() + ")")
           .AtOffset(reader.torn_tail_offset());
     }
   }

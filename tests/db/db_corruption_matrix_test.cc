@@ -374,6 +374,8 @@ class CorruptionMatrixTest : public testing::TestWithParam<Cell> {
         << what << ": " << s.ToString();
     EXPECT_NE(std::string::npos, s.ToString().find(region_.file))
         << what << " does not name " << region_.file << ": " << s.ToString();
+    EXPECT_EQ(0, test::CountStatusPrefixes(s.message()))
+        << what << " wraps another status' text: " << s.ToString();
   }
 
   // Reads every key ever written and the whole database; everything must

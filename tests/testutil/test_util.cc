@@ -82,6 +82,20 @@ std::string TempDir::File(std::string_view name) const {
   return f;
 }
 
+int CountStatusPrefixes(const std::string& text) {
+  static const char* const kPrefixes[] = {
+      "NotFound: ",         "Corruption: ", "Not supported: ",
+      "Invalid argument: ", "IO error: ",   "Full: "};
+  int n = 0;
+  for (const char* prefix : kPrefixes) {
+    for (size_t at = text.find(prefix); at != std::string::npos;
+         at = text.find(prefix, at + 1)) {
+      n++;
+    }
+  }
+  return n;
+}
+
 std::vector<uint64_t> TestSeeds() {
   const char* env = std::getenv("BLOOMKV_TEST_SEED");
   if (env != nullptr && env[0] != '\0') {

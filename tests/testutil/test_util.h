@@ -82,6 +82,11 @@ void ExpectDbHolds(DB* db, const std::map<std::string, std::string>& model);
 // the operations of a test.
 Options TinyCompactionOptions();
 
+// How many Status::ToString() prefixes ("Corruption: ", "IO error: ", ...)
+// text holds: an error message that wraps another status' ToString() holds
+// two ("Corruption: CURRENT: ...: IO error: ..."), which reads as two errors.
+int CountStatusPrefixes(const std::string& text);
+
 // Raises the level-0 triggers to their maximum, so that level 0 simply
 // accumulates segments: for tests of the read path across many of them.
 void KeepEverythingInLevelZero(Options* options);

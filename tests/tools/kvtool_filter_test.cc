@@ -61,6 +61,7 @@ class KvtoolFilterTest : public testing::Test {
     EXPECT_EQ(0u, r.err.rfind("kvtool: error: ", 0)) << r.err;
     EXPECT_EQ(1u, CountOf(r.err, "\n")) << r.err;
     EXPECT_NE(std::string::npos, r.err.find(needle)) << r.err;
+    EXPECT_LE(test::CountStatusPrefixes(r.err), 1) << r.err;
   }
 
   // A key file of keys prefix0 .. prefix(n-1).

@@ -153,6 +153,8 @@ class KvtoolTest : public testing::Test {
     EXPECT_EQ(0u, r.err.rfind("kvtool: error: ", 0)) << r.err;
     EXPECT_EQ(1u, CountLines(r.err)) << r.err;
     EXPECT_NE(std::string::npos, r.err.find(needle)) << r.err;
+    // One error, said once: no status text wrapped inside another.
+    EXPECT_LE(test::CountStatusPrefixes(r.err), 1) << r.err;
   }
 
   // `segments` flushed segments of `per_segment` keys each; segment s holds

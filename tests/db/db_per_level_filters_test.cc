@@ -302,7 +302,7 @@ TEST_F(PerLevelFiltersTest, IngestedSegmentsGetTheLastLevelsFilter) {
     std::unique_ptr<SegmentWriter> w;
     ASSERT_TRUE(SegmentWriter::Open(options, path, &w).ok());
     for (int i = 0; i < 3000; i++) {
-      char key[16];
+      char key[32];
       std::snprintf(key, sizeof(key), "i%d-%06d", part, i);
       ASSERT_TRUE(w->Put(key, "ingested").ok());
       model_[key] = "ingested";

@@ -234,12 +234,42 @@ DBImpl::~DBImpl() {
       counters_->compaction_bytes_read.load(),
       counters_->compaction_bytes_written.load(),
       counters_->trivial_moves.load(), counters_->stall_micros.load());
+  if (!read_only_) RecordLogsAtClose();
+  ScopedRole front(&front_writer_);  // no writer is left
   for (ClosedLog& closed : closed_logs_) {
     closed.file->Close().PermitUncheckedError();
   }
   if (log_file_ != nullptr) log_file_->Close().PermitUncheckedError();
   if (db_lock_ != nullptr) {
     env_->UnlockFile(std::move(db_lock_)).PermitUncheckedError();
+  }
+}
+
+void DBImpl::RecordLogsAtClose() {
+  MutexLock lock(&mu_);
+  ScopedRole front(&front_writer_);  // no writer is left
+  if (!bg_error_.ok() || log_ == nullptr) return;
+  // Every log still needed becomes durable, and the manifest records each
+  // one's whole length: the end of the newest log then cannot pass for a
+  // torn write at the next Open (LiveLogs, ReplayLog), so damage to it or a
+  // cut of it is Corruption, not a quiet loss of the synced writes there.
+  // A failure (a full disk, a crash test's inactive filesystem) leaves the
+  // logs as a crash would.
+  VersionEdit edit;
+  Status s;
+  for (ClosedLog& closed : closed_logs_) {
+    if (s.ok()) s = closed.file->Sync();
+    edit.AddLog(closed.number, closed.length);
+  }
+  if (log_->length() > 0) {
+    if (s.ok() && !log_entry_synced_) s = env_->SyncDir(dbname_);
+    if (s.ok()) s = log_file_->Sync();
+    edit.AddLog(log_number_, log_->length());
+  }
+  if (s.ok() && !edit.logs().empty()) s = versions_->LogAndApply(&edit, &mu_);
+  if (!s.ok()) {
+    Log(info_log_, "Close: the logs' lengths are not recorded: %s",
+        s.ToString().c_str());
   }
 }
 
@@ -573,7 +603,20 @@ Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
   if (!reporter.status.ok()) return reporter.status;
   Log(info_log_, "Replayed %s: %" PRIu64 " records, last sequence %" PRIu64,
       fname.c_str(), records, *max_sequence);
-  if (reader.torn_tail()) {
+  // A damaged end inside the bytes the manifest records as synced (a
+  // closed log's, or any log's after a clean close) was durable: damage,
+  // not a torn write.
+  const auto recorded = versions_->recorded_logs().find(number);
+  if (reader.torn_tail() && recorded != versions_->recorded_logs().end() &&
+      reader.torn_tail_offset() < recorded->second) {
+    s = Status::Corruption(
+            fname + " at offset " + std::to_string(reader.torn_tail_offset()),
+            "damaged record within the " + std::to_string(recorded->second) +
+                " bytes the manifest records as synced")
+            .AtOffset(reader.torn_tail_offset());
+    if (options_.paranoid_checks) return s;
+    Log(info_log_, "Skipping %s", s.ToString().c_str());
+  } else if (reader.torn_tail()) {
     *torn_end =
         Status::Corruption(
             fname + " at offset " + std::to_string(reader.torn_tail_offset()),

@@ -160,6 +160,9 @@ class DBImpl final : public DB {
   // later log holds the sync mark.
   Status ReplayLog(uint64_t number, SequenceNumber* max_sequence,
                    VersionEdit* edit, Status* torn_end) REQUIRES(mu_);
+  // At close: syncs the logs still needed and records their lengths in the
+  // manifest (best effort).
+  void RecordLogsAtClose() EXCLUDES(mu_);
   // Replays logs in order. After a log that ends torn, the later ones are
   // dropped (their writes were not synced either), unless one of them holds
   // the sync mark: then the torn end is damage (Corruption with

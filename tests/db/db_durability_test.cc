@@ -390,6 +390,9 @@ TEST(DurabilityTest, KilledProcessLosesNoAcknowledgedWrite) {
 // A crash mid-append leaves the last WAL record cut short at any byte: the
 // database recovers exactly the records before it, silently.
 TEST(DurabilityTest, TornWalTailAtEveryOffsetOfTheLastRecord) {
+  test::TempDir live;
+  // What a crash leaves: the files as they are while the database is open
+  // (a clean close records the log's length, after which a cut is damage).
   test::TempDir base;
   Options options;
   options.create_if_missing = true;
@@ -397,19 +400,24 @@ TEST(DurabilityTest, TornWalTailAtEveryOffsetOfTheLastRecord) {
   uint64_t before_last = 0, after_last = 0;
   {
     std::unique_ptr<DB> db;
-    ASSERT_TRUE(DB::Open(options, base.path(), &db).ok());
+    ASSERT_TRUE(DB::Open(options, live.path(), &db).ok());
     for (int i = 0; i < 20; i++) {
       ASSERT_TRUE(db->Put(WriteOptions(), "key" + std::to_string(i),
                           "value" + std::to_string(i))
                       .ok());
     }
-    log = FindLog(base.path());
+    log = FindLog(live.path());
     ASSERT_TRUE(Env::Default()->GetFileSize(log, &before_last).ok());
     WriteBatch last;
     last.Put("last-a", std::string(300, 'x'));
     last.Delete("key3");
     ASSERT_TRUE(db->Write(WriteOptions(), &last).ok());
     ASSERT_TRUE(Env::Default()->GetFileSize(log, &after_last).ok());
+    std::filesystem::copy(
+        live.path(), base.path(),
+        std::filesystem::copy_options::recursive |
+            std::filesystem::copy_options::overwrite_existing);
+    log = base.File(log.substr(log.rfind('/') + 1));
   }
   ASSERT_GT(after_last, before_last);
   std::string full;
@@ -440,6 +448,71 @@ TEST(DurabilityTest, TornWalTailAtEveryOffsetOfTheLastRecord) {
       }
     }
     ASSERT_EQ(whole, db->Get(ReadOptions(), "last-a", &v).ok());
+  }
+}
+
+// A clean close records the newest log's length in the manifest, so the
+// end of that log can no longer pass for a torn write: damage to its last
+// record, or a cut at a record boundary (a bad restore, a copy that stopped
+// short), is Corruption naming the log, not a quiet loss of the synced
+// writes there. (After a crash nothing records the length, and a damaged
+// last record still reads as the torn tail it most likely is.)
+TEST(DurabilityTest,
+     DamagedOrCutEndOfTheNewestLogAfterACleanCloseIsCorruption) {
+  enum class Damage { kFlipInLastRecord, kCutAtARecord, kCutMidRecord };
+  for (const Damage damage : {Damage::kFlipInLastRecord, Damage::kCutAtARecord,
+                              Damage::kCutMidRecord}) {
+    for (const bool paranoid : {true, false}) {
+      SCOPED_TRACE("damage=" + std::to_string(static_cast<int>(damage)) +
+                   (paranoid ? ", paranoid" : ", not paranoid"));
+      test::TempDir dir;
+      Options options;
+      options.create_if_missing = true;
+      options.paranoid_checks = paranoid;
+      uint64_t before_last = 0;
+      std::string log;
+      {
+        std::unique_ptr<DB> db;
+        ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+        WriteOptions synced;
+        synced.sync = true;
+        ASSERT_TRUE(db->Put(synced, "k0", "v0").ok());
+        ASSERT_TRUE(db->Put(synced, "k1", "v1").ok());
+        log = FindLog(dir.path());
+        ASSERT_TRUE(Env::Default()->GetFileSize(log, &before_last).ok());
+        ASSERT_TRUE(db->Put(synced, "k2", "v2").ok());  // acknowledged
+      }
+      std::string data;
+      ASSERT_TRUE(ReadFileToString(Env::Default(), log, &data).ok());
+      ASSERT_GT(data.size(), before_last);
+      switch (damage) {
+        case Damage::kFlipInLastRecord:
+          data[data.size() - 2] ^= 0x5a;
+          break;
+        case Damage::kCutAtARecord:
+          data.resize(before_last);
+          break;
+        case Damage::kCutMidRecord:
+          data.resize(data.size() - 3);
+          break;
+      }
+      ASSERT_TRUE(WriteStringToFile(Env::Default(), data, log, false).ok());
+      std::unique_ptr<DB> db;
+      Status s = DB::Open(options, dir.path(), &db);
+      if (paranoid) {
+        ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+        EXPECT_NE(std::string::npos,
+                  s.ToString().find(log.substr(log.rfind('/') + 1)))
+            << s.ToString();
+        EXPECT_EQ(s.ToString(), DB::Open(options, dir.path(), &db).ToString());
+        continue;
+      }
+      // The operator's choice: open with what can be read.
+      ASSERT_TRUE(s.ok()) << s.ToString();
+      const Model m = ReadAll(db.get());
+      EXPECT_EQ(1u, m.count("k1"));
+      EXPECT_EQ(0u, m.count("k2"));
+    }
   }
 }
 

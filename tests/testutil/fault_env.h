@@ -54,6 +54,7 @@
 #include <string>
 #include <vector>
 
+#include "bloomkv/db.h"
 #include "bloomkv/env.h"
 
 namespace bloomkv::test {
@@ -225,6 +226,16 @@ class NoFsyncEnv final : public EnvWrapper {
     return s;
   }
 };
+
+// Destroys *db as a crash ends a process: what it had written stays, and
+// nothing it would write while closing (a clean close syncs the logs and
+// records their lengths in the manifest) reaches the files.
+// REQUIRES: *db was opened with env as its Env.
+inline void CloseAsInACrash(std::unique_ptr<DB>* db, FaultInjectionEnv* env) {
+  env->SetFilesystemActive(false);
+  db->reset();
+  env->SetFilesystemActive(true);
+}
 
 }  // namespace bloomkv::test
 

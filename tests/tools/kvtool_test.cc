@@ -21,6 +21,7 @@
 #include "bloomkv/db.h"
 #include "bloomkv/version.h"
 #include "bloomkv/write_batch.h"
+#include "tests/testutil/fault_env.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
 
@@ -714,9 +715,28 @@ TEST_F(KvtoolTest, VerifyFindsDamageInTheMiddleOfALog) {
   EXPECT_GT(problem["offset"].get<size_t>(), size / 2 - 33000);
 }
 
+// 20 records of 1000 bytes left in the log by a crash (crashed) or a clean
+// close, which records the log's length in the manifest.
+std::string WriteUnflushedLog(const std::string& path, bool crashed) {
+  test::FaultInjectionEnv env(Env::Default());
+  Options options;
+  options.create_if_missing = true;
+  options.env = &env;
+  std::unique_ptr<DB> db;
+  EXPECT_TRUE(DB::Open(options, path, &db).ok());
+  for (int i = 0; i < 20; i++) {
+    EXPECT_TRUE(db->Put(WriteOptions(), Key(i), std::string(1000, 'v')).ok());
+  }
+  if (crashed) {
+    test::CloseAsInACrash(&db, &env);
+  } else {
+    db.reset();
+  }
+  return FilesWithSuffix(path, ".log").at(0);
+}
+
 TEST_F(KvtoolTest, VerifyCallsATornLogTailANote) {
-  BuildDb(0, 0, /*overlap=*/false, /*unflushed=*/20);
-  const std::string log = FilesWithSuffix(db_, ".log").at(0);
+  const std::string log = WriteUnflushedLog(db_, /*crashed=*/true);
   std::filesystem::resize_file(log, std::filesystem::file_size(log) - 300);
   RunResult r = Run({"verify", db_});
   EXPECT_EQ(0, r.code) << r.out << r.err;
@@ -724,6 +744,16 @@ TEST_F(KvtoolTest, VerifyCallsATornLogTailANote) {
       << r.out;
   json j = RunJson({"verify", db_, "--json"});
   EXPECT_TRUE(j["ok"].get<bool>());
+}
+
+TEST_F(KvtoolTest, VerifyCallsACutOfACleanlyClosedLogCorruption) {
+  const std::string log = WriteUnflushedLog(db_, /*crashed=*/false);
+  std::filesystem::resize_file(log, std::filesystem::file_size(log) - 300);
+  RunResult r = Run({"verify", db_});
+  EXPECT_EQ(1, r.code) << r.out << r.err;
+  EXPECT_NE(std::string::npos,
+            r.out.find("bytes the manifest records as synced"))
+      << r.out;
 }
 
 // A crash in the middle of a flush or compaction leaves a segment no manifest

@@ -68,8 +68,11 @@ TEST(DBApproximateSizesTest, RangesCountTheirShareOfTheSegments) {
   EXPECT_EQ(0u, SizeOf(db.get(), Key(20), Key(10)));
 
   // Several ranges at once, each as alone.
-  const Range ranges[3] = {Range(Key(0), Key(kKeys / 2)), Range("a", "b"),
-                           Range(Key(kKeys / 2), Key(kKeys / 2 + kKeys / 10))};
+  // Range holds Slices: the keys must outlive it.
+  const std::string k0 = Key(0), k_half = Key(kKeys / 2),
+                    k_more = Key(kKeys / 2 + kKeys / 10);
+  const Range ranges[3] = {Range(k0, k_half), Range("a", "b"),
+                           Range(k_half, k_more)};
   uint64_t sizes[3];
   db->GetApproximateSizes(ranges, 3, sizes);
   EXPECT_EQ(half, sizes[0]);

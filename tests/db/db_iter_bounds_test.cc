@@ -163,7 +163,8 @@ TEST(DBIterBoundsTest, AScanStopsAtTheUpperBoundWithoutReadingBeyondIt) {
   ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
 
   auto blocks_read = [&] { return env.Total().random_reads; };
-  const Slice upper = Key(100);
+  const std::string upper_key = Key(100);  // the bound's bytes outlive it
+  const Slice upper = upper_key;
   ReadOptions ro;
   ro.iterate_upper_bound = &upper;
   ro.fill_cache = false;

@@ -76,6 +76,18 @@ void AddHex(CLI::App* sub, Args* a) {
                 "Keys and values as hex digits, in the arguments and the "
                 "output");
 }
+// --from (inclusive) and --to (exclusive unless to_help says otherwise),
+// and --limit when limit_what names what it counts.
+void AddRange(CLI::App* sub, Args* a, const char* limit_what,
+              const char* to_help = "End key (exclusive)") {
+  sub->add_option("--from", a->from, "First key (inclusive)");
+  sub->add_option("--to", a->to, to_help);
+  if (limit_what != nullptr) {
+    sub->add_option("--limit", a->limit,
+                    std::string("At most N ") + limit_what + " (0: all)")
+        ->check(CLI::NonNegativeNumber);
+  }
+}
 void AddDb(CLI::App* sub, Args* a) {
   sub->add_option("DB", a->db, "Database directory")->required();
 }
@@ -152,10 +164,7 @@ int Run(int argc, char** argv) {
                          "Print key<TAB>value lines in key order (escaped as "
                          "'load' reads them, see docs/kvtool.md)");
   AddDb(scan, &a);
-  scan->add_option("--from", a.from, "First key (inclusive)");
-  scan->add_option("--to", a.to, "End key (exclusive)");
-  scan->add_option("--limit", a.limit, "At most N entries (0: all)")
-      ->check(CLI::NonNegativeNumber);
+  AddRange(scan, &a, "entries");
   AddJson(scan, &a);
   AddHex(scan, &a);
 
@@ -174,10 +183,7 @@ int Run(int argc, char** argv) {
       "Every stored version of the keys in [--from, --to): puts, deletion "
       "markers and overwritten values not yet compacted away, newest first");
   AddDb(idump, &a);
-  idump->add_option("--from", a.from, "First key (inclusive)");
-  idump->add_option("--to", a.to, "End key (exclusive)");
-  idump->add_option("--limit", a.limit, "At most N versions (0: all)")
-      ->check(CLI::NonNegativeNumber);
+  AddRange(idump, &a, "versions");
   AddJson(idump, &a);
   AddHex(idump, &a);
 
@@ -203,8 +209,7 @@ int Run(int argc, char** argv) {
       "Approximate bytes on disk of the keys in [--from, --to) "
       "(GetApproximateSizes; memtables not counted)");
   AddDb(approxsize, &a);
-  approxsize->add_option("--from", a.from, "First key (inclusive)");
-  approxsize->add_option("--to", a.to, "End key (exclusive)");
+  AddRange(approxsize, &a, nullptr);
   AddJson(approxsize, &a);
   AddHex(approxsize, &a);
 
@@ -242,8 +247,7 @@ int Run(int argc, char** argv) {
                          "--to]): flush, merge every level down, drop "
                          "overwritten and deleted entries");
   AddDb(compact, &a);
-  compact->add_option("--from", a.from, "First key to compact (inclusive)");
-  compact->add_option("--to", a.to, "Last key to compact (inclusive)");
+  AddRange(compact, &a, nullptr, "Last key to compact (inclusive)");
   AddHex(compact, &a);
 
   CLI::App* load = app.add_subcommand(
@@ -452,21 +456,10 @@ int Run(int argc, char** argv) {
   if (get->parsed()) return RunGet(ctx, a.db, a.key);
   if (put->parsed()) return RunPut(ctx, a.db, a.key, a.value, a.create);
   if (del->parsed()) return RunDelete(ctx, a.db, a.key);
-  if (scan->parsed()) {
-    ScanRange range;
-    range.from = a.from;
-    range.to = a.to;
-    range.limit = a.limit;
-    return RunScan(ctx, a.db, range);
-  }
+  const ScanRange range{a.from, a.to, a.limit};
+  if (scan->parsed()) return RunScan(ctx, a.db, range);
   if (dump->parsed()) return RunDump(ctx, a.file, a.limit);
-  if (idump->parsed()) {
-    ScanRange range;
-    range.from = a.from;
-    range.to = a.to;
-    range.limit = a.limit;
-    return RunIdump(ctx, a.db, range);
-  }
+  if (idump->parsed()) return RunIdump(ctx, a.db, range);
   if (manifest->parsed()) return RunManifest(ctx, a.db);
   if (wal->parsed()) return RunWal(ctx, a.db);
   if (approxsize->parsed()) return RunApproxSize(ctx, a.db, a.from, a.to);

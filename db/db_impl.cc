@@ -255,6 +255,7 @@ void DBImpl::RecordLogsAtClose() {
   // cut of it is Corruption, not a quiet loss of the synced writes there.
   // A failure (a full disk, a crash test's inactive filesystem) leaves the
   // logs as a crash would.
+  PruneClosedLogs();  // those a flush covered need nothing
   VersionEdit edit;
   Status s;
   for (ClosedLog& closed : closed_logs_) {

@@ -103,11 +103,6 @@ class LogFileRecords {
   size_t printed_ = 0;
 };
 
-bool IsDirectory(const std::string& path) {
-  std::vector<std::string> children;
-  return Env::Default()->GetChildren(path, &children).ok();
-}
-
 // The error line and exit code for the problems met, if any.
 int EndWithProblems(const Context& ctx,
                     const std::vector<std::string>& problems) {
@@ -145,7 +140,7 @@ int ResolveManifest(const Context& ctx, const std::string& path,
     return Fail(*ctx.err, kExitNotADatabase,
                 path + ": no such file or directory");
   }
-  if (!IsDirectory(path)) {
+  if (!env->IsDirectory(path)) {
     *manifest = path;
     return kExitOk;
   }
@@ -332,8 +327,7 @@ int ResolveLogs(const Context& ctx, const std::string& path,
     return Fail(*ctx.err, kExitNotADatabase,
                 path + ": no such file or directory");
   }
-  std::vector<std::string> children;
-  if (!env->GetChildren(path, &children).ok()) {
+  if (!env->IsDirectory(path)) {
     logs->push_back(path);
     return kExitOk;
   }
@@ -341,6 +335,9 @@ int ResolveLogs(const Context& ctx, const std::string& path,
     return Fail(*ctx.err, kExitNotADatabase,
                 path + ": is not a bloomkv database (no CURRENT)");
   }
+  std::vector<std::string> children;
+  Status s = env->GetChildren(path, &children);
+  if (!s.ok()) return FailWith(*ctx.err, s);
   std::vector<std::pair<uint64_t, std::string>> numbered;
   for (const std::string& name : children) {
     uint64_t number;

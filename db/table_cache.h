@@ -47,12 +47,16 @@
 // A slot held by another thread (more threads than slots) falls back to
 // the reference count.
 // Measured against reference-counted pins only (1M links, all cached,
-// `kvbench --cache_mb=256 --threads=1,2 --warmup --repeat=3`, 2-core VM, two
-// rounds): one thread's cached hits 567 and 565 k/s with slots against 489
-// and 746 k/s without, two threads' 1,104 and 1,097 k/s against 1,103 and
-// 1,384 k/s. The spread between processes is larger than the difference,
-// so the slots are kept until a longer measurement settles it; on two cores
-// the shared count they avoid is written by at most two threads.
+// `kvbench --cache_mb=256 --threads=1,2 --warmup --repeat=3`, 2-core VM):
+// in two rounds one thread's cached hits ran at 567 and 565 k/s with slots
+// against 489 and 746 k/s without, two threads' at 1,104 and 1,097 against
+// 1,103 and 1,384 k/s; in four more rounds of 2 s phases, the two binaries
+// taking turns, 485, 608, 484, 814 k/s against 554, 499, 572, 630 (one
+// thread) and 872, 959, 853, 1,345 against 791, 829, 1,079, 1,089 (two).
+// On two cores the processes spread far more than the variants differ:
+// the shared count the slots avoid is written by at most two threads
+// there, so what they are for, several cores reading a few hot files, is
+// not measurable on this machine. They are kept for that case.
 //
 // Recency: once the open files have reached 7/8 of the capacity, each pin
 // stamps the entry with the monotonic clock, and the file closed to make

@@ -50,6 +50,10 @@ struct EngineOptions {
   // bloomkv only: the compression of the levels below level 0
   // (Options::compression): "lz4" (the default) or "zstd".
   std::string compression = "lz4";
+  // LMDB only: the address space of its map (mdb_env_set_mapsize), in GiB;
+  // the file grows only as pages are written. Smaller for valgrind, which
+  // cannot reserve 1 TiB.
+  uint64_t lmdb_map_gib = 1024;
 };
 
 // Monotonic counters since Open.

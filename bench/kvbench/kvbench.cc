@@ -53,6 +53,7 @@ struct Flags {
   bool warmup = false;
   std::string settle = "background";
   int max_open_files = 0;
+  uint64_t lmdb_map_gib = 1024;
   bool sync = false;
   std::string mmap_reads = "default";
   std::string compression = "lz4";
@@ -155,6 +156,7 @@ EngineOptions MakeEngineOptions(const Flags& flags,
   eo.block_cache_bytes = flags.cache_mb << 20;
   eo.write_buffer_bytes = flags.write_buffer_mb << 20;
   eo.max_open_files = flags.max_open_files;
+  eo.lmdb_map_gib = flags.lmdb_map_gib;
   eo.sync_writes = flags.sync;
   eo.mmap_reads = flags.mmap_reads == "default" ? -1
                   : flags.mmap_reads == "on"    ? 1
@@ -455,6 +457,10 @@ int Main(int argc, char** argv) {
   app.add_option("--max_open_files", flags.max_open_files,
                  "table files each engine keeps open (0: its default)")
       ->check(CLI::Range(0, 1 << 20));
+  app.add_option("--lmdb_map_gib", flags.lmdb_map_gib,
+                 "LMDB's map size in GiB (default 1024; smaller under "
+                 "valgrind)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 20));
   app.add_flag("--sync", flags.sync,
                "every write synced to the engine's log before it returns");
   app.add_option("--mmap_reads", flags.mmap_reads,

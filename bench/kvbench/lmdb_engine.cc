@@ -32,9 +32,6 @@
 namespace bloomkv::bench {
 namespace {
 
-// 1 TiB of address space: the file grows only as pages are written.
-constexpr size_t kMapSize = size_t{1} << 40;
-
 Status FromLmdb(int rc, const char* what) {
   if (rc == MDB_SUCCESS) return Status::OK();
   return Status::IOError(std::string("LMDB ") + what, mdb_strerror(rc));
@@ -60,7 +57,9 @@ class LmdbEngine : public Engine {
     std::filesystem::create_directories(path, ec);
     if (ec) return Status::IOError(path, ec.message());
     Status s = FromLmdb(mdb_env_create(&env_), "mdb_env_create");
-    if (s.ok()) s = FromLmdb(mdb_env_set_mapsize(env_, kMapSize), "mapsize");
+    if (s.ok())
+      s = FromLmdb(mdb_env_set_mapsize(env_, options_.lmdb_map_gib << 30),
+                   "mapsize");
     // Enough reader slots for every client thread kvbench may start.
     if (s.ok()) s = FromLmdb(mdb_env_set_maxreaders(env_, 1024), "maxreaders");
     const unsigned flags = options_.sync_writes ? 0 : MDB_NOSYNC;
@@ -83,8 +82,8 @@ class LmdbEngine : public Engine {
   std::string Describe() const override {
     int major = 0, minor = 0, patch = 0;
     mdb_version(&major, &minor, &patch);
-    return "LMDB " + std::to_string(major) + "." + std::to_string(minor) +
-           "." + std::to_string(patch) +
+    return "LMDB " + std::to_string(major) + "." + std::to_string(minor) + "." +
+           std::to_string(patch) +
            ": memory-mapped B+tree, no filter, one write transaction per "
            "Put" +
            (options_.sync_writes ? std::string(", synced commits")
@@ -118,8 +117,8 @@ class LmdbEngine : public Engine {
   }
   Status Get(const Slice& key, std::string* value, bool* found) override {
     MDB_txn* txn = nullptr;
-    Status s = FromLmdb(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn),
-                        "begin read");
+    Status s =
+        FromLmdb(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn), "begin read");
     if (!s.ok()) return s;
     MDB_val k = V(key), v;
     const int rc = mdb_get(txn, dbi_, &k, &v);
@@ -131,8 +130,8 @@ class LmdbEngine : public Engine {
   Status Scan(const Slice& start, size_t n, uint64_t* count) override {
     *count = 0;
     MDB_txn* txn = nullptr;
-    Status s = FromLmdb(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn),
-                        "begin read");
+    Status s =
+        FromLmdb(mdb_txn_begin(env_, nullptr, MDB_RDONLY, &txn), "begin read");
     if (!s.ok()) return s;
     MDB_cursor* cursor = nullptr;
     int rc = mdb_cursor_open(txn, dbi_, &cursor);

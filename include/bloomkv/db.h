@@ -65,7 +65,12 @@ class DB {
   DB() = default;
   DB(const DB&) = delete;
   DB& operator=(const DB&) = delete;
-  // Waits for background work, then closes every file.
+  // Waits for background work, then closes every file. A database opened
+  // for writing first syncs the logs that still hold unflushed writes and
+  // records their lengths in the manifest (one fsync of each and one of
+  // the manifest), so that a later cut of, or damage to, their last
+  // records is Corruption at the next Open instead of passing for a torn
+  // write (docs/durability.md). Errors here are logged, not returned.
   virtual ~DB();
 
   virtual Status Put(const WriteOptions& options, const Slice& key,

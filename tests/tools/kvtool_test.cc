@@ -751,9 +751,26 @@ TEST_F(KvtoolTest, VerifyCallsACutOfACleanlyClosedLogCorruption) {
   std::filesystem::resize_file(log, std::filesystem::file_size(log) - 300);
   RunResult r = Run({"verify", db_});
   EXPECT_EQ(1, r.code) << r.out << r.err;
+  // The log's own line says so, not only the Open check.
   EXPECT_NE(std::string::npos,
-            r.out.find("bytes the manifest records as synced"))
+            r.out.find("CORRUPT  " + log + " at offset " +
+                       std::to_string(std::filesystem::file_size(log)) +
+                       ": ends before the "))
       << r.out;
+  EXPECT_EQ(std::string::npos, r.out.find("torn tail")) << r.out;
+}
+
+TEST_F(KvtoolTest, VerifyCallsDamageToACleanlyClosedLogsEndCorruption) {
+  const std::string log = WriteUnflushedLog(db_, /*crashed=*/false);
+  FlipByte(log, std::filesystem::file_size(log) - 10);  // the last record
+  RunResult r = Run({"verify", db_});
+  EXPECT_EQ(1, r.code) << r.out << r.err;
+  EXPECT_NE(std::string::npos,
+            r.out.find(": damaged record within the " +
+                       std::to_string(std::filesystem::file_size(log)) +
+                       " bytes the manifest records as synced"))
+      << r.out;
+  EXPECT_EQ(std::string::npos, r.out.find("torn tail")) << r.out;
 }
 
 // A crash in the middle of a flush or compaction leaves a segment no manifest

@@ -11,6 +11,7 @@
 // exactly as DB::Open would open it (manifest replayed, every log and
 // segment it names present with its recorded size, every log replayed), so
 // that verify never passes a database Open refuses. Nothing is written.
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -152,9 +153,12 @@ struct CollectingReporter final : log::Reader::Reporter {
 
 // Reads every record of a log-format file; `record` checks one record and
 // returns a description of what is wrong with it, if anything.
+// synced: the bytes of the file a manifest records as synced; a torn tail
+// that starts inside them is damage, not an interrupted write (recovery
+// refuses it too).
 template <typename RecordCheck>
 void ReadLogFile(const std::string& path, FileReport* r, const char* unit,
-                 const char* units, RecordCheck record) {
+                 const char* units, uint64_t synced, RecordCheck record) {
   std::unique_ptr<SequentialFile> file;
   Status s = Env::Default()->NewSequentialFile(path, &file);
   if (!s.ok()) {
@@ -177,7 +181,13 @@ void ReadLogFile(const std::string& path, FileReport* r, const char* unit,
     }
     n++;
   }
-  if (reader.torn_tail()) {
+  if (reader.torn_tail() && reader.torn_tail_offset() < synced) {
+    r->Corrupt(path + " at offset " +
+                   std::to_string(reader.torn_tail_offset()) +
+                   ": damaged record within the " + std::to_string(synced) +
+                   " bytes the manifest records as synced",
+               reader.torn_tail_offset());
+  } else if (reader.torn_tail()) {
     r->Note(path + ": torn tail of " +
             std::to_string(reader.torn_tail_bytes()) + " bytes at offset " +
             std::to_string(reader.torn_tail_offset()) +
@@ -186,31 +196,54 @@ void ReadLogFile(const std::string& path, FileReport* r, const char* unit,
   r->summary = Plural(n, unit, units);
 }
 
-FileReport VerifyLog(const std::string& path) {
+// synced: the bytes the manifest records as synced (0: none recorded).
+FileReport VerifyLog(const std::string& path, uint64_t synced = 0) {
   FileReport r{path, "log", "", {}};
   WriteBatch batch;
-  ReadLogFile(path, &r, "write batch", "write batches", [&](const Slice& rec) {
-    return WriteBatchInternal::SetContents(&batch, rec);
-  });
+  ReadLogFile(path, &r, "write batch", "write batches", synced,
+              [&](const Slice& rec) {
+                return WriteBatchInternal::SetContents(&batch, rec);
+              });
+  uint64_t size = 0;
+  if (Env::Default()->GetFileSize(path, &size).ok() && size < synced) {
+    r.Corrupt(path + " at offset " + std::to_string(size) +
+                  ": ends before the " + std::to_string(synced) +
+                  " bytes the manifest records as synced",
+              size);
+  }
   return r;
 }
 
-// live: file number -> size of the segments the manifest leaves live.
-FileReport VerifyManifest(const std::string& path,
-                          std::map<uint64_t, uint64_t>* live) {
+// What a manifest leaves: file number -> size of the live segments, and
+// log number -> bytes recorded as synced, for the logs recovery still
+// reads (as VersionSet keeps them).
+struct ManifestState {
+  std::map<uint64_t, uint64_t> segments;
+  std::map<uint64_t, uint64_t> synced_logs;
+};
+
+FileReport VerifyManifest(const std::string& path, ManifestState* state) {
   FileReport r{path, "manifest", "", {}};
-  ReadLogFile(path, &r, "edit", "edits", [&](const Slice& rec) {
+  uint64_t log_number = 0;
+  ReadLogFile(path, &r, "edit", "edits", /*synced=*/0, [&](const Slice& rec) {
     VersionEdit edit;
     Status s = edit.DecodeFrom(rec);
     if (!s.ok()) return s;
     for (const auto& [level, number] : edit.deleted_files()) {
-      live->erase(number);
+      state->segments.erase(number);
     }
     for (const auto& [level, f] : edit.new_files()) {
-      (*live)[f->number] = f->file_size;
+      state->segments[f->number] = f->file_size;
+    }
+    if (edit.has_log_number()) log_number = edit.log_number();
+    for (const auto& [number, synced] : edit.logs()) {
+      uint64_t& recorded = state->synced_logs[number];
+      recorded = std::max(recorded, synced);
     }
     return Status::OK();
   });
+  std::erase_if(state->synced_logs,
+                [&](const auto& log) { return log.first < log_number; });
   return r;
 }
 
@@ -252,18 +285,18 @@ std::vector<FileReport> VerifyDatabase(const std::string& dir) {
   }
   reports.push_back(std::move(current));
 
-  std::map<uint64_t, uint64_t> live;
-  std::vector<uint64_t> segments;
+  ManifestState current_state;
+  std::vector<uint64_t> segments, logs;
   for (const std::string& name : children) {
     uint64_t number;
     FileType type;
     if (!ParseFileName(name, &number, &type)) continue;
     const std::string path = dir + "/" + name;
     if (type == FileType::kManifestFile) {
-      std::map<uint64_t, uint64_t> files;
-      reports.push_back(VerifyManifest(path, &files));
+      ManifestState state;
+      reports.push_back(VerifyManifest(path, &state));
       if (name == current_manifest) {
-        live = std::move(files);
+        current_state = std::move(state);
       } else {
         const std::string why = path + ": not the manifest CURRENT names";
         // Without a readable CURRENT, no manifest is known to be unused.
@@ -274,11 +307,18 @@ std::vector<FileReport> VerifyDatabase(const std::string& dir) {
         }
       }
     } else if (type == FileType::kLogFile) {
-      reports.push_back(VerifyLog(path));
+      logs.push_back(number);  // after the manifests: they say what is synced
     } else if (type == FileType::kSegmentFile) {
       segments.push_back(number);
     }
   }
+  for (uint64_t number : logs) {
+    const auto synced = current_state.synced_logs.find(number);
+    reports.push_back(VerifyLog(
+        LogFileName(dir, number),
+        synced == current_state.synced_logs.end() ? 0 : synced->second));
+  }
+  std::map<uint64_t, uint64_t>& live = current_state.segments;
   for (uint64_t number : segments) {
     const std::string path = SegmentFileName(dir, number);
     reports.push_back(VerifySegment(path));
@@ -312,8 +352,8 @@ FileReport VerifyFile(const std::string& path) {
   if (ParseFileName(BaseName(path), &number, &type)) {
     if (type == FileType::kLogFile) return VerifyLog(path);
     if (type == FileType::kManifestFile) {
-      std::map<uint64_t, uint64_t> live;
-      return VerifyManifest(path, &live);
+      ManifestState state;
+      return VerifyManifest(path, &state);
     }
   }
   return VerifySegment(path);

@@ -7,7 +7,9 @@
 // by iterating with checksums on, keys checked for order). The live segments
 // the manifest lists must exist with the recorded sizes. A torn last record
 // of a log (what a crash mid-write leaves) is a note, not a problem: the
-// database drops it on recovery. Then the database is opened read-only
+// database drops it on recovery; unless it starts inside the bytes the
+// manifest records as synced, which makes it damage (recovery refuses it
+// too), as is a log shorter than them. Then the database is opened read-only
 // exactly as DB::Open would open it (manifest replayed, every log and
 // segment it names present with its recorded size, every log replayed), so
 // that verify never passes a database Open refuses. Nothing is written.

@@ -608,13 +608,9 @@ Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
   // closed log's, or any log's after a clean close) was durable: damage,
   // not a torn write.
   const auto recorded = versions_->recorded_logs().find(number);
-  if (reader.torn_tail() && recorded != versions_->recorded_logs().end() &&
-      reader.torn_tail_offset() < recorded->second) {
-    s = Status::Corruption(
-            fname + " at offset " + std::to_string(reader.torn_tail_offset()),
-            "damaged record within the " + std::to_string(recorded->second) +
-                " bytes the manifest records as synced")
-            .AtOffset(reader.torn_tail_offset());
+  s = reader.TornTailWithinSynced(
+      recorded == versions_->recorded_logs().end() ? 0 : recorded->second);
+  if (!s.ok()) {
     if (options_.paranoid_checks) return s;
     Log(info_log_, "Skipping %s", s.ToString().c_str());
   } else if (reader.torn_tail()) {

@@ -31,6 +31,15 @@ Reader::Reader(SequentialFile* file, std::string file_name, Reporter* reporter,
 
 Reader::~Reader() = default;
 
+Status Reader::TornTailWithinSynced(uint64_t synced) const {
+  if (!torn_tail_ || torn_tail_offset_ >= synced) return Status::OK();
+  return Status::Corruption(
+             file_name_ + " at offset " + std::to_string(torn_tail_offset_),
+             "damaged record within the " + std::to_string(synced) +
+                 " bytes the manifest records as synced")
+      .AtOffset(torn_tail_offset_);
+}
+
 bool Reader::ReadRecord(Slice* record, std::string* scratch) {
   scratch->clear();
   *record = Slice();

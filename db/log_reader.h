@@ -69,6 +69,11 @@ class Reader {
   bool torn_tail() const { return torn_tail_; }
   uint64_t torn_tail_offset() const { return torn_tail_offset_; }
   uint64_t torn_tail_bytes() const { return torn_tail_bytes_; }
+  // A torn tail that starts inside the first `synced` bytes (those a
+  // manifest records as durable) was no interrupted write but damage:
+  // Corruption naming the file and offset. OK when there is no torn tail or
+  // it starts at or after `synced`.
+  Status TornTailWithinSynced(uint64_t synced) const;
 
   // The read error that ended reading, or OK.
   const Status& status() const { return status_; }

@@ -82,7 +82,8 @@ class LogFileRecords {
     return "torn tail of " +
            Plural(reader_->torn_tail_bytes(), "byte", "bytes") + " at offset " +
            std::to_string(reader_->torn_tail_offset()) +
-           " (an interrupted write; recovery drops it)";
+           " (an interrupted write, which recovery drops, unless the "
+           "manifest records these bytes as synced: 'kvtool verify' tells)";
   }
 
  private:

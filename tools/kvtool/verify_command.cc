@@ -183,12 +183,9 @@ void ReadLogFile(const std::string& path, FileReport* r, const char* unit,
     }
     n++;
   }
-  if (reader.torn_tail() && reader.torn_tail_offset() < synced) {
-    r->Corrupt(path + " at offset " +
-                   std::to_string(reader.torn_tail_offset()) +
-                   ": damaged record within the " + std::to_string(synced) +
-                   " bytes the manifest records as synced",
-               reader.torn_tail_offset());
+  s = reader.TornTailWithinSynced(synced);
+  if (!s.ok()) {
+    r->Add(s);
   } else if (reader.torn_tail()) {
     r->Note(path + ": torn tail of " +
             std::to_string(reader.torn_tail_bytes()) + " bytes at offset " +

@@ -1,7 +1,9 @@
 // Binary fuse filter core; see binary_fuse.h and docs/filters.md.
 //
-// Construction: the hashes are sorted (radix sort) and deduplicated; then,
-// for n distinct keys and a seed:
+// Construction, for a seed: every hash is remixed with the seed into m, the
+// m are grouped by their top bits (and, after a failed attempt, sorted and
+// deduplicated: Remix is bijective, so equal m are equal hashes), and then,
+// for the n keys:
 //   1. Count pass: every key adds itself to its three slots: count[s] += 1,
 //      xors[s] ^= m (the remixed hash), so a slot used by one key names it.
 //   2. Peeling: a slot with count 1 belongs to one remaining key; that key is
@@ -16,6 +18,9 @@
 //      this order (peeled earlier) never use s, so their equations hold.
 // xors[s] is left at the placed key's m when s is peeled (no remaining key
 // uses s any more), so the peeling order needs only the slot: 4 bytes a key.
+// A key's first slot grows with m, so with the keys grouped by m the count
+// pass and the assignment also move through the array front to back, and
+// the slots they touch are in the caches.
 //
 // Thread-safety: see the header.
 #include "util/binary_fuse.h"
@@ -49,68 +54,48 @@ void AppendHeader(int bits, int log2, unsigned char flags,
   dst->append(header, kHeaderSize);
 }
 
-// Sorts *v ascending. Below kRadixMin elements std::sort; above, an LSD
-// radix sort in six passes of 11 bits (2048 buckets, whose write streams the
-// caches hold) through a scratch buffer of the same size, which is freed
-// before the peeling arrays are allocated and so does not raise the peak.
-void SortHashes(std::vector<uint64_t>* v, uint64_t* peak_bytes) {
-  constexpr size_t kRadixMin = 4096;
-  constexpr int kDigitBits = 11;
-  constexpr int kPasses = 6;  // 66 bits
-  constexpr size_t kBuckets = size_t{1} << kDigitBits;
-  if (v->size() < kRadixMin) {
-    std::sort(v->begin(), v->end());
-    return;
-  }
-  std::vector<uint64_t> scratch(v->size());
-  *peak_bytes = std::max<uint64_t>(*peak_bytes, 16 * uint64_t{v->size()});
-  std::vector<size_t> counts(kPasses * kBuckets, 0);
-  for (uint64_t x : *v) {
-    for (int p = 0; p < kPasses; p++) {
-      counts[p * kBuckets + ((x >> (p * kDigitBits)) & (kBuckets - 1))]++;
-    }
-  }
-  std::vector<uint64_t>* from = v;
-  std::vector<uint64_t>* to = &scratch;
-  for (int p = 0; p < kPasses; p++) {
-    size_t* c = &counts[p * kBuckets];
-    // All keys in one bucket: this digit orders nothing.
-    if (*std::max_element(c, c + kBuckets) == v->size()) continue;
-    size_t sum = 0;
-    for (size_t b = 0; b < kBuckets; b++) {
-      const size_t n = c[b];
-      c[b] = sum;
-      sum += n;
-    }
-    uint64_t* out = to->data();
-    for (uint64_t x : *from) {
-      out[c[(x >> (p * kDigitBits)) & (kBuckets - 1)]++] = x;
-    }
-    std::swap(from, to);
-  }
-  if (from != v) v->swap(scratch);
-}
-
 template <typename T>
 uint64_t Bytes(const std::vector<T>& v) {
   return static_cast<uint64_t>(v.capacity()) * sizeof(T);
 }
 
-// One attempt with one seed and layout. On success appends the filter to
+// Orders *v by its top kGroupBits bits (one counting pass and one scatter
+// through a scratch buffer of the same size, freed before the peeling arrays
+// are allocated), which is all the locality the build needs: a group spans
+// 1/2048 of the array. Equal values end up in the same group but not
+// necessarily next to each other. Below kRadixMin elements a full std::sort.
+void GroupByTopBits(std::vector<uint64_t>* v, uint64_t* peak_bytes) {
+  constexpr size_t kRadixMin = 4096;
+  constexpr int kGroupBits = 11;
+  constexpr size_t kGroups = size_t{1} << kGroupBits;
+  if (v->size() < kRadixMin) {
+    std::sort(v->begin(), v->end());
+    return;
+  }
+  std::vector<uint64_t> scratch(v->size());
+  *peak_bytes = std::max<uint64_t>(*peak_bytes, Bytes(*v) + Bytes(scratch));
+  std::vector<size_t> start(kGroups + 1, 0);
+  for (uint64_t x : *v) start[(x >> (64 - kGroupBits)) + 1]++;
+  for (size_t g = 0; g < kGroups; g++) start[g + 1] += start[g];
+  for (uint64_t x : *v) scratch[start[x >> (64 - kGroupBits)]++] = x;
+  v->swap(scratch);
+}
+
+// One attempt with one seed and layout, from the distinct remixed hashes
+// `ms` of that seed in ascending order. On success appends the filter to
 // *dst and returns true; *peak_bytes is raised to the working memory held.
-bool TryBuild(const std::vector<uint64_t>& keys, const Layout& layout,
+bool TryBuild(const std::vector<uint64_t>& ms, const Layout& layout,
               uint64_t seed, int bits, std::string* dst, uint64_t* peak_bytes) {
   const uint64_t array_length = layout.array_length();
   if (array_length > (uint64_t{1} << 32)) return false;  // 32-bit slots
   const uint64_t scl = uint64_t{layout.segment_count}
                        << layout.segment_length_log2;
   const int log2 = layout.segment_length_log2;
-  const size_t n = keys.size();
+  const size_t n = ms.size();
 
   std::vector<uint8_t> count(array_length, 0);
   std::vector<uint64_t> xors(array_length, 0);
-  for (uint64_t key : keys) {
-    const uint64_t m = Remix(key, seed);
+  for (uint64_t m : ms) {
     const Slots slots = SlotsFor(m, scl, log2);
     for (uint64_t s : slots.s) {
       // 255 keys in one slot cannot be peeled apart anyway; another seed.
@@ -141,7 +126,7 @@ bool TryBuild(const std::vector<uint64_t>& keys, const Layout& layout,
       }
     }
   }
-  *peak_bytes = std::max(*peak_bytes, Bytes(keys) + Bytes(count) + Bytes(xors) +
+  *peak_bytes = std::max(*peak_bytes, Bytes(ms) + Bytes(count) + Bytes(xors) +
                                           Bytes(order) + Bytes(pending));
   if (order.size() != n) return false;
   count = std::vector<uint8_t>();
@@ -254,23 +239,45 @@ bool Parse(const Slice& filter, int expected_bits, FilterView* view,
 void Build(const uint64_t* hashes, size_t n, int fingerprint_bits,
            std::string* dst, BuildStats* stats, int max_attempts) {
   BuildStats st;
-  std::vector<uint64_t> keys(hashes, hashes + n);
-  st.peak_temp_bytes = Bytes(keys);
-  SortHashes(&keys, &st.peak_temp_bytes);
-  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
-  st.distinct_keys = keys.size();
-
-  bool built = keys.empty();
-  if (keys.empty()) {
-    AppendHeader(fingerprint_bits, 0, 0, 0, 0, dst);
-  } else if (keys.size() <= kMaxKeys) {
-    uint64_t seed = kFirstSeed;
-    for (int attempt = 0; attempt < max_attempts && !built; attempt++) {
-      const double growth = (attempt / kAttemptsPerSize) * kGrowthPerStep;
-      st.attempts++;
-      built = TryBuild(keys, LayoutFor(keys.size(), growth), seed,
-                       fingerprint_bits, dst, &st.peak_temp_bytes);
-      seed += kSeedStep;
+  st.distinct_keys = n;
+  bool built = n == 0;
+  if (built) AppendHeader(fingerprint_bits, 0, 0, 0, 0, dst);
+  std::vector<uint64_t> ms;
+  // Duplicates are removed only after an attempt fails: a segment's hashes
+  // are of distinct user keys, so they repeat only when 64-bit hashes
+  // collide, and a duplicate always makes an attempt fail (its two copies
+  // share all three slots, so neither is ever alone in one). When removing
+  // them shrinks the set, the seeds start again from the first, so a key
+  // set gives the same filter however often its keys were repeated.
+  bool deduplicated = false;
+  uint64_t seed = kFirstSeed;
+  int tries = 0;  // with this set of keys, for the growth schedule
+  for (int attempt = 0; attempt < max_attempts && !built; attempt++) {
+    ms.assign(hashes, hashes + n);
+    for (uint64_t& m : ms) m = Remix(m, seed);
+    st.peak_temp_bytes = std::max(st.peak_temp_bytes, Bytes(ms));
+    if (deduplicated) {
+      // Sorted is grouped too. A retry is rare, so std::sort will do.
+      std::sort(ms.begin(), ms.end());
+      ms.erase(std::unique(ms.begin(), ms.end()), ms.end());
+      st.distinct_keys = ms.size();
+    } else {
+      GroupByTopBits(&ms, &st.peak_temp_bytes);
+    }
+    if (ms.size() > kMaxKeys) break;
+    const double growth = (tries / kAttemptsPerSize) * kGrowthPerStep;
+    st.attempts++;
+    tries++;
+    built = TryBuild(ms, LayoutFor(ms.size(), growth), seed, fingerprint_bits,
+                     dst, &st.peak_temp_bytes);
+    seed += kSeedStep;
+    if (!built && !deduplicated) {
+      deduplicated = true;
+      std::sort(ms.begin(), ms.end());
+      if (std::adjacent_find(ms.begin(), ms.end()) != ms.end()) {
+        seed = kFirstSeed;
+        tries = 0;
+      }
     }
   }
   if (!built) {

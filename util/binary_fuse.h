@@ -189,10 +189,11 @@ struct BuildStats {
 };
 
 // Appends to *dst the encoding of a filter holding hashes[0..n-1] (which may
-// contain duplicates). Working memory is about 22 bytes per key (measured,
-// either width, 10^5 keys and up): a sorted copy of the hashes, 9 bytes per
-// slot for the peeling, 4 per key for the peeling order; all released on
-// return.
+// contain duplicates; they cost one failed attempt). Working memory is about
+// 22 bytes per key (measured, either width, 10^5 keys and up): the hashes
+// remixed and grouped, 9 bytes per slot for the peeling, 4 per key for the
+// peeling order; all released on return. The same key set gives the same
+// bytes, whatever its order and repetitions.
 // max_attempts below kMaxAttempts is for tests of the give-up path.
 // REQUIRES: fingerprint_bits is 8 or 16; 0 <= max_attempts.
 void Build(const uint64_t* hashes, size_t n, int fingerprint_bits,

@@ -246,6 +246,13 @@ SegmentFilter::SegmentFilter(std::shared_ptr<const FilterPolicy> policy,
       num_keys_(num_keys),
       bits_per_key_(bits_per_key) {
   std::memcpy(data_.get(), data.data(), size_);
+  const BuiltinFilterKind kind = BuiltinFilterKindOf(policy_->Name());
+  if (kind == BuiltinFilterKind::kBinaryFuse8 ||
+      kind == BuiltinFilterKind::kBinaryFuse16) {
+    fuse_parsed_ = binary_fuse::Parse(
+        this->data(), kind == BuiltinFilterKind::kBinaryFuse8 ? 8 : 16, &fuse_,
+        nullptr);
+  }
 }
 
 double SegmentFilter::TheoreticalFpRate() const {

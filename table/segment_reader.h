@@ -32,6 +32,7 @@
 #include "bloomkv/status.h"
 #include "table/internal_key.h"
 #include "table/properties.h"
+#include "util/binary_fuse.h"
 
 namespace bloomkv {
 
@@ -52,10 +53,12 @@ class SegmentFilter {
 
   // False: the key is definitely not in the segment.
   bool KeyMayMatch(uint64_t key_hash) const {
+    if (fuse_parsed_) return binary_fuse::MayContain(fuse_, key_hash);
     return policy_->KeyMayMatch(key_hash, data());
   }
   // Starts loading what KeyMayMatch(key_hash) will read.
   void Prefetch(uint64_t key_hash) const {
+    if (fuse_parsed_) return binary_fuse::Prefetch(fuse_, key_hash);
     policy_->Prefetch(key_hash, data());
   }
   // The filter's bytes, at a 64-byte-aligned address.
@@ -85,6 +88,12 @@ class SegmentFilter {
   const std::unique_ptr<char[], AlignedDelete> data_;
   const uint64_t num_keys_;
   const double bits_per_key_;
+  // A built-in binary fuse filter is parsed once, here, instead of by the
+  // policy on every probe and prefetch (its header has a dozen fields to
+  // check; the bloom filter's trailer two). Unparsable bytes leave it to
+  // the policy, which answers "may match".
+  binary_fuse::FilterView fuse_;
+  bool fuse_parsed_ = false;
   mutable std::once_flag fp_rate_once_;
   mutable double fp_rate_ = 1.0;
 };

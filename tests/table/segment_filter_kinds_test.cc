@@ -104,6 +104,39 @@ TEST(SegmentFilterKindsTest, NoPolicyReadsNoFilter) {
   EXPECT_TRUE(reader->KeyMayMatch(KeyHash(AbsentKey(0))));
 }
 
+// SegmentFilter parses some kinds once instead of leaving every probe to the
+// policy; it must answer exactly what the policy answers, for intact filters
+// and for damaged ones (which the policy reads as "may match").
+TEST(SegmentFilterKindsTest, ProbesAnswerWhatThePolicyAnswers) {
+  for (const Kind& kind : Kinds()) {
+    SCOPED_TRACE(kind.label);
+    std::vector<uint64_t> hashes;
+    for (int i = 0; i < kKeys; i++) hashes.push_back(KeyHash(PresentKey(i)));
+    std::string intact;
+    kind.policy->CreateFilter(hashes.data(), hashes.size(), &intact);
+    std::vector<std::string> variants = {intact, intact.substr(0, 8), ""};
+    for (size_t at : {size_t{0}, size_t{1}, size_t{2}, size_t{3}, size_t{4},
+                      size_t{8}, intact.size() - 1}) {
+      std::string damaged = intact;
+      damaged[at] = static_cast<char>(damaged[at] ^ 0x5A);
+      variants.push_back(damaged);
+    }
+    for (size_t v = 0; v < variants.size(); v++) {
+      SCOPED_TRACE("variant " + std::to_string(v));
+      const SegmentFilter filter(kind.policy, variants[v], kKeys,
+                                 kind.policy->BitsPerKey());
+      for (int i = 0; i < 2 * kKeys; i++) {
+        const uint64_t h =
+            KeyHash(i < kKeys ? PresentKey(i) : AbsentKey(i - kKeys));
+        ASSERT_EQ(filter.KeyMayMatch(h),
+                  kind.policy->KeyMayMatch(h, Slice(variants[v])))
+            << i;
+        filter.Prefetch(h);  // must not read outside the filter (ASan)
+      }
+    }
+  }
+}
+
 TEST(SegmentFilterKindsTest, RegistryKnowsTheBuiltinNames) {
   for (const Kind& k : Kinds()) {
     const auto p = BuiltinFilterPolicy(k.policy->Name());

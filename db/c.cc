@@ -44,6 +44,9 @@ struct bloomkv_t {
 };
 struct bloomkv_options_t {
   Options rep;
+  // bloomkv_options_set_deep_fuse_filter(0): filter_policy at every level,
+  // whatever it is by the time the database opens.
+  bool deep_filter_off = false;
 };
 struct bloomkv_readoptions_t {
   ReadOptions rep;
@@ -106,9 +109,11 @@ const WriteOptions& WriteOptionsOf(const bloomkv_writeoptions_t* options) {
   return options != nullptr ? options->rep : kDefault;
 }
 
-const Options& OptionsOf(const bloomkv_options_t* options) {
-  static const Options kDefault;
-  return options != nullptr ? options->rep : kDefault;
+Options OptionsOf(const bloomkv_options_t* options) {
+  if (options == nullptr) return Options();
+  Options o = options->rep;
+  if (options->deep_filter_off) o.deep_filter_policy = o.filter_policy;
+  return o;
 }
 
 bloomkv_t* OpenWith(bool read_only, const bloomkv_options_t* options,
@@ -420,6 +425,7 @@ void bloomkv_options_set_bloom_filter(bloomkv_options_t* options,
 }
 void bloomkv_options_set_deep_fuse_filter(bloomkv_options_t* options,
                                           int fingerprint_bits, int level) {
+  options->deep_filter_off = fingerprint_bits <= 0;
   options->rep.deep_filter_policy =
       fingerprint_bits > 0 ? bloomkv::NewBinaryFuseFilterPolicy(fingerprint_bits)
                            : nullptr;

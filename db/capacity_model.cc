@@ -3,9 +3,13 @@
 
 #include <cmath>
 
+#include "bloomkv/filter_policy.h"
 #include "db/compaction.h"
+#include "db/filter_allocation.h"
 #include "db/version_edit.h"
 #include "util/blocked_bloom.h"
+#include "util/filter_cost.h"
+#include "util/filter_registry.h"
 
 namespace bloomkv {
 
@@ -60,6 +64,8 @@ Status PlanCapacity(const CapacityInputs& in, CapacityPlan* plan) {
   const LevelTargets targets(in.options, static_cast<uint64_t>(bottom));
   double remaining = data_bytes;
   const int k = blocked_bloom::ChooseNumProbes(in.bits_per_key);
+  Options filters = in.options;
+  filters.filter_policy = NewBloomFilterPolicy(in.bits_per_key);
   const double index_entry = in.key_bytes + kTagBytes + kIndexEntryOverhead;
   for (int l = 1; l < kNumLevels && remaining > 0; l++) {
     const double want = l == kNumLevels - 1
@@ -81,15 +87,31 @@ Status PlanCapacity(const CapacityInputs& in, CapacityPlan* plan) {
         1, static_cast<uint64_t>(std::ceil(bytes / segment_bytes)));
     const uint64_t per_segment =
         std::max<uint64_t>(1, lv.entries / lv.segments);
-    const uint64_t lines = blocked_bloom::NumLinesFor(per_segment,
-                                                      in.bits_per_key);
-    // Each filter rounds up to whole lines: half a line over on average
-    // across segments of slightly different sizes.
-    const double mean_lines = std::max(
-        1.0, static_cast<double>(per_segment) * in.bits_per_key / 512 + 0.5);
-    lv.filter_bytes = static_cast<uint64_t>(
-        (mean_lines * 64 + kFilterTrailer) * static_cast<double>(lv.segments));
-    lv.fp_rate = blocked_bloom::TheoreticalFpRate(lines, per_segment, k);
+    const auto policy = ConfiguredFilterPolicy(filters, l);
+    lv.filter = policy->Name();
+    const BuiltinFilterKind kind = BuiltinFilterKindOf(policy->Name());
+    if (kind == BuiltinFilterKind::kBinaryFuse8 ||
+        kind == BuiltinFilterKind::kBinaryFuse16) {
+      const int bits = kind == BuiltinFilterKind::kBinaryFuse8 ? 8 : 16;
+      lv.filter_bytes = static_cast<uint64_t>(std::ceil(
+          BinaryFuseBitsPerKey(bits, per_segment) *
+          static_cast<double>(per_segment) / 8 *
+          static_cast<double>(lv.segments)));
+      lv.fp_rate = std::ldexp(1.0, -bits);
+    } else {
+      // The bloom filter (an application's own deep policy is counted as
+      // one too).
+      const uint64_t lines =
+          blocked_bloom::NumLinesFor(per_segment, in.bits_per_key);
+      // Each filter rounds up to whole lines: half a line over on average
+      // across segments of slightly different sizes.
+      const double mean_lines = std::max(
+          1.0, static_cast<double>(per_segment) * in.bits_per_key / 512 + 0.5);
+      lv.filter_bytes = static_cast<uint64_t>(
+          (mean_lines * 64 + kFilterTrailer) *
+          static_cast<double>(lv.segments));
+      lv.fp_rate = blocked_bloom::TheoreticalFpRate(lines, per_segment, k);
+    }
     lv.index_bytes = static_cast<uint64_t>(
         std::ceil(static_cast<double>(lv.entries) / entries_per_block) *
         index_entry);

@@ -1,7 +1,8 @@
 // PlanCapacity: what a settled store of N entries will look like with given
 // options, computed from the same level sizing the compactions use
 // (LevelTargets) and the same filter arithmetic the filters use
-// (util/blocked_bloom.h): levels, segments, bytes on disk, filter and index
+// (util/blocked_bloom.h, util/binary_fuse.h), with the filter each level
+// gets (ConfiguredFilterPolicy): levels, segments, bytes on disk, filter and index
 // memory, filter probes and expected block reads per hit and per miss.
 //
 // "Settled" is the shape background compaction leaves: level 0 empty, every
@@ -28,10 +29,12 @@ struct CapacityInputs {
   uint64_t entries = 0;
   double key_bytes = 7;     // average user key length
   double value_bytes = 80;  // average value length
-  double bits_per_key = 10;
+  double bits_per_key = 10;  // of the bloom filter (Options::filter_policy)
   double compression_ratio = 0.63;  // 1.0 without compression
-  // Level sizing, segment sizes, block size; filter_policy is not used
-  // (bits_per_key above sets the filters).
+  // Level sizing, segment sizes, block size, and the deep levels' filter:
+  // deep_filter_policy and deep_filter_level as a database applies them
+  // (null: the default, 8-bit binary fuse filters below level 0 for
+  // 10-12 bits per key); filter_policy is not used (bits_per_key sets it).
   Options options;
 };
 
@@ -43,6 +46,7 @@ struct CapacityLevel {
   uint64_t filter_bytes = 0;
   uint64_t index_bytes = 0;
   double fp_rate = 0;  // per probe of one of its segments' filters
+  const char* filter = "";  // the policy's Name(); "" without filters
 };
 
 struct CapacityPlan {

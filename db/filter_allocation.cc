@@ -201,6 +201,18 @@ bool SolveCurves(const std::vector<FilterRun>& runs,
 
 }  // namespace
 
+std::shared_ptr<const FilterPolicy> DeepFilterPolicy(const Options& options) {
+  if (options.deep_filter_policy != nullptr) return options.deep_filter_policy;
+  const auto& a = options.filter_policy;
+  if (a != nullptr &&
+      BuiltinFilterKindOf(a->Name()) == BuiltinFilterKind::kBlockedBloom &&
+      a->BitsPerKey() >= kAutoDeepFuseMinBitsPerKey &&
+      a->BitsPerKey() <= kAutoDeepFuseMaxBitsPerKey) {
+    return BuiltinBinaryFusePolicy(8);
+  }
+  return nullptr;
+}
+
 Status ValidateFilterOptions(const Options& options) {
   if (options.deep_filter_level < 1 ||
       options.deep_filter_level > kNumLevels - 1) {
@@ -209,7 +221,7 @@ Status ValidateFilterOptions(const Options& options) {
         "], got " + std::to_string(options.deep_filter_level));
   }
   const auto& a = options.filter_policy;
-  const auto& b = options.deep_filter_policy;
+  const auto b = DeepFilterPolicy(options);
   if (a != nullptr && b != nullptr && !IsBuiltin(*a) && !IsBuiltin(*b) &&
       std::string(a->Name()) != b->Name()) {
     return Status::InvalidArgument(
@@ -223,16 +235,15 @@ Status ValidateFilterOptions(const Options& options) {
 
 std::shared_ptr<const FilterPolicy> ConfiguredFilterPolicy(
     const Options& options, int level) {
-  if (options.deep_filter_policy != nullptr &&
-      level >= options.deep_filter_level) {
-    return options.deep_filter_policy;
+  if (level >= options.deep_filter_level) {
+    if (auto deep = DeepFilterPolicy(options)) return deep;
   }
   return options.filter_policy;
 }
 
 std::shared_ptr<const FilterPolicy> ReaderFilterPolicy(const Options& options) {
   const auto& a = options.filter_policy;
-  const auto& b = options.deep_filter_policy;
+  const auto b = DeepFilterPolicy(options);
   if (a == nullptr) return b;
   if (b != nullptr && IsBuiltin(*a) && !IsBuiltin(*b)) return b;
   return a;
@@ -399,7 +410,7 @@ std::shared_ptr<const FilterPolicy> FilterPolicyForOutput(
   auto configured = ConfiguredFilterPolicy(options, output_level);
   if (options.filter_allocation != FilterAllocation::kMinimizeFalsePositives ||
       (options.filter_policy == nullptr &&
-       options.deep_filter_policy == nullptr)) {
+       DeepFilterPolicy(options) == nullptr)) {
     return configured;
   }
   auto is_input = [c](const FileMetaData* f) {

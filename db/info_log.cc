@@ -1,12 +1,15 @@
 // The rotated LOG file and the info log's multi-part lines; see info_log.h.
 #include "db/info_log.h"
 
+#include "db/filter_allocation.h"
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 
 #include "bloomkv/compaction_filter.h"
 #include "db/compaction.h"
+#include "db/filter_allocation.h"
 #include "db/version_edit.h"
 #include "db/version_set.h"
 #include "table/format.h"
@@ -81,6 +84,7 @@ void LogOpening(Logger* log, const std::string& dbname, const Options& options,
     per_level += ',';
   }
   per_level += "...";
+  const auto deep = DeepFilterPolicy(options);  // what null stands for
   Log(log,
       "Options: create_if_missing=%d error_if_exists=%d paranoid_checks=%d "
       "write_buffer_size=%zu block_size=%zu compression=%s "
@@ -96,8 +100,7 @@ void LogOpening(Logger* log, const std::string& dbname, const Options& options,
       options.paranoid_checks, options.write_buffer_size, options.block_size,
       compression_name(options.compression), per_level.c_str(),
       options.filter_policy != nullptr ? options.filter_policy->Name() : "none",
-      options.deep_filter_policy != nullptr ? options.deep_filter_policy->Name()
-                                            : "none",
+      deep != nullptr ? deep->Name() : "none (filter_policy)",
       options.deep_filter_level,
       options.filter_allocation == FilterAllocation::kMinimizeFalsePositives
           ? "minimize-false-positives"

@@ -17,8 +17,10 @@
 #include "bloomkv/env.h"
 #include "bloomkv/filter_policy.h"
 #include "bloomkv/write_batch.h"
+#include "db/filter_allocation.h"
 #include "table/format.h"
 #include "util/counting_env.h"
+#include "util/filter_registry.h"
 
 namespace bloomkv::bench {
 namespace {
@@ -46,14 +48,25 @@ class BloomkvEngine : public Engine {
     o.filter_policy = options_.bits_per_key > 0
                           ? NewBloomFilterPolicy(options_.bits_per_key)
                           : nullptr;
-    if (!options_.deep_filter.empty()) {
-      if (options_.deep_filter != "fuse8" && options_.deep_filter != "fuse16") {
-        return Status::InvalidArgument("unknown deep filter " +
-                                       options_.deep_filter);
-      }
+    if (options_.deep_filter == "bloom") {
+      o.deep_filter_policy = o.filter_policy;
+    } else if (options_.deep_filter == "fuse8" ||
+               options_.deep_filter == "fuse16") {
       o.deep_filter_policy =
           NewBinaryFuseFilterPolicy(options_.deep_filter == "fuse8" ? 8 : 16);
-      o.deep_filter_level = options_.deep_filter_level;
+    } else if (!options_.deep_filter.empty()) {
+      return Status::InvalidArgument("unknown deep filter " +
+                                     options_.deep_filter);
+    }
+    o.deep_filter_level = options_.deep_filter_level;
+    // What the deep levels get, the library's default included.
+    const auto deep = DeepFilterPolicy(o);
+    deep_filter_.clear();
+    if (deep != nullptr && deep != o.filter_policy) {
+      const BuiltinFilterKind kind = BuiltinFilterKindOf(deep->Name());
+      deep_filter_ = kind == BuiltinFilterKind::kBinaryFuse8    ? "fuse8"
+                     : kind == BuiltinFilterKind::kBinaryFuse16 ? "fuse16"
+                                                                : deep->Name();
     }
     if (options_.minimize_filter_fp) {
       o.filter_allocation = FilterAllocation::kMinimizeFalsePositives;
@@ -84,10 +97,11 @@ class BloomkvEngine : public Engine {
         options_.bits_per_key > 0
             ? "blocked bloom " + FormatBits(options_.bits_per_key) + " bits/key"
             : "no filter";
-    if (!options_.deep_filter.empty()) {
+    if (!deep_filter_.empty()) {
       filter += " (levels 0-" + std::to_string(options_.deep_filter_level - 1) +
-                "), binary " + options_.deep_filter + " from level " +
-                std::to_string(options_.deep_filter_level);
+                "), binary " + deep_filter_ + " from level " +
+                std::to_string(options_.deep_filter_level) +
+                (options_.deep_filter.empty() ? " (the default)" : "");
     }
     if (options_.minimize_filter_fp) {
       filter += ", filter memory planned across levels";
@@ -241,6 +255,7 @@ class BloomkvEngine : public Engine {
   std::unique_ptr<Env> posix_env_;  // null: Env::Default()
   CountingEnv env_;  // outlives db_ (declared first, destroyed last)
   std::string compression_;
+  std::string deep_filter_;  // "" when the deep levels use the bloom filter
   bool max_open_files_applied_ = false;
   std::unique_ptr<DB> db_;
 };

@@ -32,9 +32,10 @@ namespace bloomkv::bench {
 struct EngineOptions {
   double bits_per_key = 10;  // 0: no filters
   // bloomkv only: the filter of compaction output from deep_filter_level
-  // down (Options::deep_filter_policy): "" none (bloom everywhere),
-  // "fuse8" or "fuse16" (binary fuse); and the allocation of filter memory
-  // across levels (Options::filter_allocation).
+  // down (Options::deep_filter_policy): "" the library's default (binary
+  // fuse8 for a bloom filter of 10 to 12 bits/key), "bloom" (bloom
+  // everywhere), "fuse8" or "fuse16" (binary fuse); and the allocation of
+  // filter memory across levels (Options::filter_allocation).
   std::string deep_filter;
   int deep_filter_level = 1;
   bool minimize_filter_fp = false;

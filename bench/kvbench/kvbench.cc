@@ -119,19 +119,26 @@ std::string JoinInts(const std::vector<int>& v) {
 // bloomkv, a binary fuse filter from --deep_filter_level down.
 struct FilterConfig {
   double bits_per_key = 0;
-  std::string deep_filter;  // "", "fuse8" or "fuse16"
+  // "" (the library's default), "bloom" (bloom everywhere), "fuse8" or
+  // "fuse16"
+  std::string deep_filter;
 
-  bool on() const { return bits_per_key > 0 || !deep_filter.empty(); }
-  // For directory names: "10", "10+fuse8", "off".
+  bool on() const {
+    return bits_per_key > 0 || deep_filter == "fuse8" || deep_filter == "fuse16";
+  }
+  // For directory names: "10" (bloom everywhere), "10+fuse8", "off";
+  // "default-10" for the library's default deep filter.
   std::string Label() const {
     if (!on()) return "off";
     char buf[32];
     std::snprintf(buf, sizeof(buf), "%g", bits_per_key);
-    return deep_filter.empty() ? buf : std::string(buf) + "+" + deep_filter;
+    if (deep_filter.empty()) return "default-" + std::string(buf);
+    return deep_filter == "bloom" ? buf : std::string(buf) + "+" + deep_filter;
   }
 };
 
-// "<bits>" or "<bits>+fuse8" / "<bits>+fuse16"; false if it is neither.
+// "<bits>" (bloom everywhere) or "<bits>+fuse8" / "<bits>+fuse16"; false if
+// it is neither.
 bool ParseFilterConfig(const std::string& text, FilterConfig* config) {
   const size_t plus = text.find('+');
   const std::string bits = text.substr(0, plus);
@@ -141,8 +148,9 @@ bool ParseFilterConfig(const std::string& text, FilterConfig* config) {
       !(config->bits_per_key >= 0 && config->bits_per_key <= 100)) {
     return false;
   }
-  config->deep_filter = plus == std::string::npos ? "" : text.substr(plus + 1);
-  return config->deep_filter.empty() || config->deep_filter == "fuse8" ||
+  config->deep_filter =
+      plus == std::string::npos ? "bloom" : text.substr(plus + 1);
+  return config->deep_filter == "bloom" || config->deep_filter == "fuse8" ||
          config->deep_filter == "fuse16";
 }
 
@@ -487,7 +495,9 @@ int Main(int argc, char** argv) {
   app.add_flag("--compare", flags.compare,
                "run filters on and off on identical data, side by side");
   app.add_option("--filter_configs", flags.filter_configs,
-                 "stores with these filters instead of --bits_per_key, side "
+                 "stores with these filters instead of --bits_per_key (whose "
+                 "store has the library's default: binary fuse8 below level 0 "
+                 "for 10-12 bits), side "
                  "by side: <bits> (bloom everywhere) or <bits>+fuse8 / "
                  "<bits>+fuse16 (bloom above --deep_filter_level, binary "
                  "fuse from there down; bloomkv only), e.g. 10,10+fuse8")
@@ -686,7 +696,8 @@ int Main(int argc, char** argv) {
     std::vector<std::unique_ptr<Store>> stores;
     for (const std::string& e : engines) {
       for (const FilterConfig& filter : settings) {
-        if (!filter.deep_filter.empty() && e != "bloomkv") {
+        if ((filter.deep_filter == "fuse8" || filter.deep_filter == "fuse16") &&
+            e != "bloomkv") {
           std::fprintf(stderr, "note: %s has no per-level filters; %s skipped\n",
                        e.c_str(), filter.Label().c_str());
           continue;

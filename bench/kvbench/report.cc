@@ -159,9 +159,13 @@ std::string PhaseLabel(const PhaseResult& p) {
 
 std::string RunResult::FilterLabel() const {
   if (!filters_on()) return "off";
-  std::string label = deep_filter.empty() ? Fmt("%g bpk", bits_per_key)
-                                          : Fmt("%g+", bits_per_key) + deep_filter;
-  if (!deep_filter.empty() && deep_filter_level != 1) {
+  // "10 bpk": the library's default deep filter; "10 bloom": bloom at every
+  // level; "10+fuse8": bloom above deep_filter_level, fuse8 from there.
+  std::string label = deep_filter.empty()        ? Fmt("%g bpk", bits_per_key)
+                      : deep_filter == "bloom" ? Fmt("%g bloom", bits_per_key)
+                                               : Fmt("%g+", bits_per_key) + deep_filter;
+  if ((deep_filter == "fuse8" || deep_filter == "fuse16") &&
+      deep_filter_level != 1) {
     label += "@L" + std::to_string(deep_filter_level);
   }
   return minimize_filter_fp ? label + "/min" : label;

@@ -21,10 +21,11 @@ namespace bloomkv::bench {
 // One engine in one filter setting: a fresh store, filled and measured.
 struct RunResult {
   std::string engine;
-  double bits_per_key = 0;  // 0: filters off (with deep_filter empty)
-  // bloomkv's per-level filters: the deep levels' kind ("" none, "fuse8",
-  // "fuse16") from deep_filter_level down, and whether filter memory was
-  // planned across levels (FilterAllocation::kMinimizeFalsePositives).
+  double bits_per_key = 0;  // 0: filters off (unless deep_filter is fuse)
+  // bloomkv's per-level filters: the deep levels' kind as asked for ("" the
+  // library's default, "bloom", "fuse8", "fuse16") from deep_filter_level
+  // down, and whether filter memory was planned across levels
+  // (FilterAllocation::kMinimizeFalsePositives).
   std::string deep_filter;
   int deep_filter_level = 1;
   bool minimize_filter_fp = false;
@@ -54,7 +55,9 @@ struct RunResult {
   uint64_t file_bytes_written = 0;  // bytes appended to its files
   std::string error;                // empty when the run succeeded
 
-  bool filters_on() const { return bits_per_key > 0 || !deep_filter.empty(); }
+  bool filters_on() const {
+    return bits_per_key > 0 || deep_filter == "fuse8" || deep_filter == "fuse16";
+  }
   // "10 bpk", "10+fuse8" (bloom at 10 bits above the deep level, fuse8
   // below), "off"; "/min" when memory was planned across levels.
   std::string FilterLabel() const;

@@ -218,7 +218,10 @@ void bloomkv_options_set_bloom_filter(bloomkv_options_t* options,
                                       double bits_per_key);
 /* Binary fuse filters with fingerprint_bits (8 or 16) from level on down
  * (Options::deep_filter_policy, deep_filter_level); fingerprint_bits 0
- * turns them off again. */
+ * puts the bloom filter of bloomkv_options_set_bloom_filter at every level.
+ * Without this call the library's default applies: binary fuse 8-bit
+ * fingerprints below level 0 for a bloom filter of 10 to 12 bits per key
+ * (the default 10 included), the bloom filter everywhere otherwise. */
 void bloomkv_options_set_deep_fuse_filter(bloomkv_options_t* options,
                                           int fingerprint_bits, int level);
 

@@ -94,9 +94,9 @@ struct Options {
   // setting. Default: {kNone}. At most 7 entries (one per level).
   std::vector<CompressionType> compression_per_level = {CompressionType::kNone};
 
-  // The filter built into every segment (with deep_filter_policy set: into
-  // every segment written above deep_filter_level), consulted before any
-  // read of it. nullptr builds no filters there, so every lookup reads from
+  // The filter built into every segment written above deep_filter_level
+  // (level 0 with the default 1; every segment when the deep levels use it
+  // too, see deep_filter_policy), consulted before any read of it. nullptr builds no filters there, so every lookup reads from
   // every such segment whose key range covers the key. Default: bloom filter
   // at 10 bits per key (about 1% false positives).
   std::shared_ptr<const FilterPolicy> filter_policy =
@@ -107,17 +107,24 @@ struct Options {
   // IngestSegments adds to the last level. filter_policy keeps level 0
   // (every flush) and the levels above. Meant for a static filter that is
   // dearer to build but smaller for its rate, where segments hold most
-  // keys and live longest, e.g. NewBinaryFuseFilterPolicy(8): 0.39% false
+  // keys and live longest: NewBinaryFuseFilterPolicy(8) gives 0.39% false
   // positives at about 9-10 bits per key, where the bloom filter gives
-  // about 1% at 10; its build costs more CPU (150-250 ns per key against
-  // about 10) and about 22 bytes of temporary memory per key of the
-  // segment, in compactions only, so flushes (the write path) are as fast
-  // as before. Segments already written keep their filters, and a segment
-  // moved down a level without being rewritten is rewritten instead when it
-  // crosses deep_filter_level. Every built-in kind is read whatever is
-  // configured (filter_policy.h); an application's own policy can be
-  // filter_policy or deep_filter_policy, not both with different names.
-  // nullptr uses filter_policy everywhere. Default: nullptr.
+  // about 1% at 10. Its build costs more CPU (50-75 ns per key against
+  // 5-40 for the bloom filter, docs/filters.md) and about 22 bytes of
+  // temporary memory per key of the segment, in compactions only, so
+  // flushes (the write path) are as fast as before. Segments already
+  // written keep their filters, and a segment moved down a level without
+  // being rewritten is rewritten instead when it crosses deep_filter_level.
+  // Every built-in kind is read whatever is configured (filter_policy.h);
+  // an application's own policy can be filter_policy or
+  // deep_filter_policy, not both with different names.
+  // nullptr chooses from filter_policy: when it is the built-in bloom
+  // filter at 10 to 12 bits per key (the default included), the deep
+  // levels get NewBinaryFuseFilterPolicy(8), which is as selective or more
+  // in no more memory; for any other filter_policy (none, another bits per
+  // key, an application's own) filter_policy is used everywhere. To keep a
+  // bloom filter everywhere, set deep_filter_policy to filter_policy.
+  // Default: nullptr.
   std::shared_ptr<const FilterPolicy> deep_filter_policy;
 
   // The first level whose segments get deep_filter_policy. Level numbers,
@@ -126,8 +133,8 @@ struct Options {
   // level_compaction_dynamic_level_bytes the levels above the base level
   // are kept empty, so any value up to the base level means the same; a
   // larger one keeps filter_policy in the smaller levels just below level 0
-  // as well, which are rewritten more often. Unused without
-  // deep_filter_policy. Default: 1. Range: [1, 6].
+  // as well, which are rewritten more often. Unused when the deep levels
+  // use filter_policy too. Default: 1. Range: [1, 6].
   int deep_filter_level = 1;
 
   // How the filter memory is spread over levels. kMinimizeFalsePositives

@@ -135,6 +135,16 @@ foreach(n ${level0})
   endif()
 endforeach()
 
+# The compacted default store (--bits_per_key 10, no --filter_configs) has
+# the library's default below level 0: fuse8.
+file(READ "${WORK_DIR}/compact.json" json)
+json_get(label "${json}" runs 0 filter_label)
+json_get(levels "${json}" runs 0 filter_summary levels)
+string(FIND "${levels}" "bloomkv.BinaryFuse8" has_fuse)
+if(NOT label STREQUAL "10 bpk" OR has_fuse LESS 0)
+  fail("compact: ${label}: no fuse filter below level 0 in\n${levels}")
+endif()
+
 # Compacted, so that the 10+fuse8 store has a level below level 0.
 run_and_check(perlevel level0 --engines=bloomkv --filter_configs=10,10+fuse8
               --settle=compact --benchmarks=fill,readmiss)
@@ -148,7 +158,7 @@ foreach(i 0 1)
     if(has_fuse LESS 0)
       fail("perlevel: ${label}: no fuse filter below level 0 in\n${levels}")
     endif()
-  elseif(label STREQUAL "10 bpk")
+  elseif(label STREQUAL "10 bloom")
     if(NOT has_fuse LESS 0 OR has_bloom LESS 0)
       fail("perlevel: ${label}: not bloom alone in\n${levels}")
     endif()

@@ -41,9 +41,13 @@ void ExpectNear(const char* what, double measured, double predicted,
       << what << ": measured " << measured << ", predicted " << predicted;
 }
 
+// For the default deep filter (8-bit binary fuse below level 0) and for the
+// bloom filter at every level.
 TEST(CapacityModelTest, PredictsASettledStore) {
+  for (bool bloom_everywhere : {false, true}) {
   const uint64_t seed = test::TestSeeds()[0];
-  SCOPED_TRACE("seed=" + std::to_string(seed));
+  SCOPED_TRACE("seed=" + std::to_string(seed) +
+               (bloom_everywhere ? ", bloom everywhere" : ", default filters"));
   test::TempDir dir("capacity");
   Options options = test::TinyCompactionOptions();
   options.compression = CompressionType::kNone;
@@ -56,6 +60,7 @@ TEST(CapacityModelTest, PredictsASettledStore) {
   // segment whatever the background thread's timing (with a trigger of two,
   // a last flush that leaves one segment there stays).
   options.level0_compaction_trigger = 1;
+  if (bloom_everywhere) options.deep_filter_policy = options.filter_policy;
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
   constexpr uint64_t kEntries = 60000;
@@ -73,9 +78,11 @@ TEST(CapacityModelTest, PredictsASettledStore) {
   test::WaitForBackgroundWork(db.get());
 
   std::map<int, uint64_t> segments_per_level;
+  std::map<int, std::string> filter_per_level;
   uint64_t entries = 0, disk = 0, filter = 0;
   for (const SegmentInfo& s : db->GetSegmentInfo()) {
     segments_per_level[s.level]++;
+    filter_per_level[s.level] = s.filter_policy;
     entries += s.num_entries;
     disk += s.file_size;
     filter += s.filter_bytes;
@@ -94,6 +101,10 @@ TEST(CapacityModelTest, PredictsASettledStore) {
   std::map<int, uint64_t> predicted_levels;
   for (const CapacityLevel& lv : plan.levels) {
     predicted_levels[lv.level] = lv.segments;
+    EXPECT_EQ(filter_per_level[lv.level], lv.filter) << "level " << lv.level;
+    EXPECT_EQ(bloom_everywhere ? "bloomkv.BlockedBloom.v1"
+                               : "bloomkv.BinaryFuse8",
+              std::string(lv.filter));
   }
   EXPECT_EQ(0u, segments_per_level.count(0)) << "not settled";
   // The same levels, and per level the segment count within a third.
@@ -113,6 +124,7 @@ TEST(CapacityModelTest, PredictsASettledStore) {
   EXPECT_EQ(static_cast<double>(plan.levels.size()), plan.probes_per_miss);
   EXPECT_GT(plan.block_reads_per_hit, 1.0);
   EXPECT_LT(plan.block_reads_per_hit, 1.0 + plan.block_reads_per_miss);
+  }
 }
 
 TEST(CapacityModelTest, GrowsWithTheDataAndChecksItsArguments) {
@@ -127,8 +139,13 @@ TEST(CapacityModelTest, GrowsWithTheDataAndChecksItsArguments) {
                         static_cast<double>(small.filter_bytes), 0.5);
   EXPECT_NEAR(10.0, static_cast<double>(big.disk_bytes) /
                         static_cast<double>(small.disk_bytes), 0.5);
-  // About 10 bits per key of filter.
-  EXPECT_NEAR(1.25, static_cast<double>(small.filter_bytes) / 1e8, 0.1);
+  // About 9.5 bits per key of filter (8-bit fuse filters below level 0),
+  // 10 with the bloom filter everywhere.
+  EXPECT_NEAR(1.18, static_cast<double>(small.filter_bytes) / 1e8, 0.04);
+  in.entries = 100000000;
+  in.options.deep_filter_policy = NewBloomFilterPolicy(10);
+  ASSERT_TRUE(PlanCapacity(in, &small).ok());
+  EXPECT_NEAR(1.25, static_cast<double>(small.filter_bytes) / 1e8, 0.02);
 
   CapacityPlan plan;
   CapacityInputs bad;

@@ -136,6 +136,7 @@ TEST(CompactionTest, DeletingEverythingReclaimsTheSpace) {
 TEST(CompactionTest, OutputsGetFiltersSizedForExactlyTheirKeys) {
   test::TempDir dir;
   Options options = TinyOptions();
+  options.deep_filter_policy = options.filter_policy;  // bloom, resizable
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
   for (int round = 0; round < 3; round++) {  // overwrites shrink the output

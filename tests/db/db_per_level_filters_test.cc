@@ -229,33 +229,68 @@ TEST_F(PerLevelFiltersTest, FlushesGetBloomAndCompactionsTheDeepFilter) {
   }
 }
 
-TEST_F(PerLevelFiltersTest, DefaultOptionsKeepTheBloomFilterEverywhere) {
+// deep_filter_policy left null chooses from filter_policy: a bloom filter
+// of 10 to 12 bits per key (the default 10) gets 8-bit binary fuse filters
+// below level 0; any other filter_policy is kept everywhere, and
+// deep_filter_policy = filter_policy keeps it everywhere too.
+TEST_F(PerLevelFiltersTest, TheDefaultDeepFilterFollowsTheBloomFilter) {
+  struct Case {
+    const char* label;
+    std::shared_ptr<const FilterPolicy> filter_policy;
+    bool deep_same_as_filter;
+    const char* deep;  // expected below level 0; nullptr: no filters at all
+    double bits_per_key;  // of the level-0 bloom filters
+  };
+  const auto bloom12 = NewBloomFilterPolicy(12);
+  const std::vector<Case> cases = {
+      {"default", Options().filter_policy, false, kFuse8, 10.0},
+      {"bloom 12", bloom12, false, kFuse8, 12.0},
+      {"bloom 9", NewBloomFilterPolicy(9), false, kBloom, 9.0},
+      {"bloom 16", NewBloomFilterPolicy(16), false, kBloom, 16.0},
+      {"default, deep = filter_policy", Options().filter_policy, true, kBloom,
+       10.0},
+      {"none", nullptr, false, nullptr, 0.0},
+  };
   const uint64_t seed = test::TestSeeds().front();
-  SCOPED_TRACE("seed=" + std::to_string(seed));
-  Options options = BaseOptions();
-  options.create_if_missing = true;
-  Open(options);
-  Fill(seed);
-  int deep = 0;
-  for (const SegmentInfo& s : db_->GetSegmentInfo()) {
-    EXPECT_EQ(kBloom, StoredFilterPolicy(s.file_name)) << s.file_name;
-    EXPECT_DOUBLE_EQ(10.0, s.bits_per_key) << s.file_name;
-    deep += s.level > 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(c.label) + ", seed=" + std::to_string(seed));
+    db_.reset();
+    model_.clear();
+    ASSERT_TRUE(DestroyDB(dir_.path(), Options()).ok());
+    Options options = BaseOptions();
+    options.create_if_missing = true;
+    options.filter_policy = c.filter_policy;
+    if (c.deep_same_as_filter) options.deep_filter_policy = c.filter_policy;
+    Open(options);
+    Fill(seed);
+    if (c.deep == nullptr) {
+      for (const SegmentInfo& s : db_->GetSegmentInfo()) {
+        EXPECT_FALSE(s.has_filter) << s.file_name;
+        EXPECT_EQ("", StoredFilterPolicy(s.file_name)) << s.file_name;
+      }
+    } else {
+      ExpectKinds(1, kBloom, c.deep);
+      for (const SegmentInfo& s : db_->GetSegmentInfo()) {
+        if (s.level == 0 || std::string(c.deep) == kBloom) {
+          EXPECT_DOUBLE_EQ(c.bits_per_key, s.bits_per_key) << s.file_name;
+        }
+      }
+    }
+    ExpectEveryKeyFound();
   }
-  EXPECT_GT(deep, 0);
-  ExpectEveryKeyFound();
 }
 
 TEST_F(PerLevelFiltersTest, AMoveAcrossTheDeepLevelIsARewrite) {
   // Static level targets and keys in order: segments leave level 1 for
   // level 2 by moves (nothing there overlaps them) unless a move would carry
   // level 1's bloom filter below deep_filter_level.
+  // A null deep policy here stands for filter_policy at every level.
   auto options_for = [](std::shared_ptr<const FilterPolicy> deep) {
     Options o = BaseOptions();
     o.create_if_missing = true;
     o.level_compaction_dynamic_level_bytes = false;
     o.compression_per_level.clear();  // no rewrite for compression's sake
-    o.deep_filter_policy = std::move(deep);
+    o.deep_filter_policy = deep != nullptr ? std::move(deep) : o.filter_policy;
     o.deep_filter_level = 2;
     return o;
   };
@@ -270,7 +305,7 @@ TEST_F(PerLevelFiltersTest, AMoveAcrossTheDeepLevelIsARewrite) {
     ASSERT_TRUE(db_->Flush().ok());
     test::WaitForBackgroundWork(db_.get());
   };
-  // The same load without a deep policy moves segments.
+  // The same load with the bloom filter at every level moves segments.
   Open(options_for(nullptr));
   fill_in_order();
   EXPECT_GT(db_->GetStats().trivial_moves, 0u);

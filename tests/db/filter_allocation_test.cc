@@ -269,10 +269,19 @@ TEST(PlanFiltersTest, ExtremeSizesStayInRange) {
 TEST(FilterOptionsTest, LevelsFromTheDeepLevelOnGetTheDeepPolicy) {
   Options o;
   const auto bloom = o.filter_policy;
-  for (int level = 0; level < kNumLevels; level++) {
-    EXPECT_EQ(bloom, ConfiguredFilterPolicy(o, level)) << "default, " << level;
+  // The default: bloom at level 0, the built-in fuse8 below.
+  EXPECT_EQ(bloom, ConfiguredFilterPolicy(o, 0));
+  for (int level = 1; level < kNumLevels; level++) {
+    ASSERT_NE(nullptr, ConfiguredFilterPolicy(o, level));
+    EXPECT_STREQ("bloomkv.BinaryFuse8", ConfiguredFilterPolicy(o, level)->Name())
+        << "default, " << level;
   }
   EXPECT_EQ(bloom, ReaderFilterPolicy(o));
+  // deep_filter_policy = filter_policy: bloom everywhere.
+  o.deep_filter_policy = bloom;
+  for (int level = 0; level < kNumLevels; level++) {
+    EXPECT_EQ(bloom, ConfiguredFilterPolicy(o, level)) << "bloom, " << level;
+  }
   o.deep_filter_policy = NewBinaryFuseFilterPolicy(8);
   EXPECT_EQ(bloom, ConfiguredFilterPolicy(o, 0));
   for (int level = 1; level < kNumLevels; level++) {
@@ -287,6 +296,40 @@ TEST(FilterOptionsTest, LevelsFromTheDeepLevelOnGetTheDeepPolicy) {
   EXPECT_EQ(nullptr, ConfiguredFilterPolicy(o, 0));
   EXPECT_EQ(o.deep_filter_policy, ReaderFilterPolicy(o));
   EXPECT_TRUE(ValidateFilterOptions(o).ok());
+}
+
+// The rule behind the default deep filter: for a bloom filter_policy of
+// kAutoDeepFuseMinBitsPerKey to kAutoDeepFuseMaxBitsPerKey bits per key the
+// 8-bit fuse filter is at least as selective and, for segments of 10^5 keys
+// and more, no larger; just outside the range one of the two fails.
+TEST(FilterOptionsTest, TheDefaultDeepFuseFilterIsNoWorseOnBothCounts) {
+  const double fuse_rate = std::ldexp(1.0, -8);
+  for (double bits = kAutoDeepFuseMinBitsPerKey;
+       bits <= kAutoDeepFuseMaxBitsPerKey; bits += 0.25) {
+    SCOPED_TRACE("bits per key " + std::to_string(bits));
+    EXPECT_GE(BloomFpRate(bits), fuse_rate);
+    for (uint64_t keys : {uint64_t{100000}, uint64_t{1000000},
+                          uint64_t{10000000}}) {
+      EXPECT_LE(BinaryFuseBitsPerKey(8, keys), BloomBitsPerKey(bits, keys))
+          << keys << " keys";
+    }
+    Options o;
+    o.filter_policy = NewBloomFilterPolicy(bits);
+    ASSERT_NE(nullptr, DeepFilterPolicy(o));
+    EXPECT_STREQ("bloomkv.BinaryFuse8", DeepFilterPolicy(o)->Name());
+  }
+  EXPECT_LT(BloomFpRate(kAutoDeepFuseMaxBitsPerKey + 0.5), fuse_rate);
+  EXPECT_GT(BinaryFuseBitsPerKey(8, 100000),
+            BloomBitsPerKey(kAutoDeepFuseMinBitsPerKey - 0.5, 100000));
+  for (double bits : {kAutoDeepFuseMinBitsPerKey - 0.5,
+                      kAutoDeepFuseMaxBitsPerKey + 0.5}) {
+    Options o;
+    o.filter_policy = NewBloomFilterPolicy(bits);
+    EXPECT_EQ(nullptr, DeepFilterPolicy(o)) << bits;
+  }
+  Options none;
+  none.filter_policy = nullptr;
+  EXPECT_EQ(nullptr, DeepFilterPolicy(none));
 }
 
 class NamedPolicy : public FilterPolicy {
@@ -367,6 +410,8 @@ Shape BuildAndMeasure(FilterAllocation allocation, bool dynamic_levels,
   options.level_compaction_dynamic_level_bytes = dynamic_levels;
   options.max_bytes_for_level_multiplier = dynamic_levels ? 4 : 10;
   options.filter_allocation = allocation;
+  // The bloom filter's bits are what is planned here, at every level.
+  options.deep_filter_policy = options.filter_policy;
   std::unique_ptr<DB> db;
   EXPECT_TRUE(DB::Open(options, dir.path(), &db).ok());
   Random rnd(seed);

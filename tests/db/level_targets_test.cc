@@ -264,6 +264,7 @@ TEST(LevelTargetsTest, FilterAllocationCountsTheLevelsTheTargetsKeep) {
   Options o = TargetOptions(true);
   o.filter_allocation = FilterAllocation::kMinimizeFalsePositives;
   o.filter_policy = NewBloomFilterPolicy(10.0);
+  o.deep_filter_policy = o.filter_policy;  // bloom at every level
   const uint64_t l5_entries = 20000, l6_entries = 500000;
   const auto v =
       MakeVersion({{5, {Segment(1, "a", "m", 2 * kMiB, l5_entries)}},

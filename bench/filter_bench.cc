@@ -439,13 +439,32 @@ void PrintSpaceTable(uint64_t keys) {
       "log2(1/FP) | bits/key / bound | build ns/key | temp bytes/key |\n");
   std::printf("|---|---|---|---|---|---|---|---|\n");
   struct Kind {
-    const char* name;
+    std::string name;
     std::shared_ptr<const FilterPolicy> policy;
     int fuse_bits;  // 0: bloom
   };
-  const Kind kinds[] = {{"bloom 10 bits/key", NewBloomFilterPolicy(10), 0},
-                        {"fuse8", FusePolicy(8), 8},
-                        {"fuse16", FusePolicy(16), 16}};
+  std::vector<Kind> kinds = {{"bloom 10 bits/key", NewBloomFilterPolicy(10), 0}};
+  // The bloom filter sized for 1%, 0.1% and 0.01%: the fewest bits per key,
+  // in steps of 1/16, whose theoretical rate at this many keys is at most
+  // the target.
+  for (double target : {1e-2, 1e-3, 1e-4}) {
+    double lo = 1, hi = 64;  // rate(lo) > target >= rate(hi)
+    auto rate = [keys](double bpk) {
+      return bb::TheoreticalFpRate(bb::NumLinesFor(keys, bpk), keys,
+                                   bb::ChooseNumProbes(bpk));
+    };
+    while (hi - lo > 1.0 / 16) {
+      const double mid = std::round((lo + hi) / 2 * 16) / 16;
+      if (mid <= lo || mid >= hi) break;
+      (rate(mid) <= target ? hi : lo) = mid;
+    }
+    char name[64];
+    std::snprintf(name, sizeof(name), "bloom for %g%% (%.4g bits/key)",
+                  target * 100, hi);
+    kinds.push_back({name, NewBloomFilterPolicy(hi), 0});
+  }
+  kinds.push_back({"fuse8", FusePolicy(8), 8});
+  kinds.push_back({"fuse16", FusePolicy(16), 16});
   for (const Kind& kind : kinds) {
     std::string filter;
     bf::BuildStats stats;
@@ -477,7 +496,7 @@ void PrintSpaceTable(uint64_t keys) {
     const double bound = -std::log2(fp);
     std::printf(
         "| %s | %llu | %.3f | %.4f%% (%llu) | %.3f | %.3f | %.1f | %.1f |\n",
-        kind.name, static_cast<unsigned long long>(keys), bpk, fp * 100,
+        kind.name.c_str(), static_cast<unsigned long long>(keys), bpk, fp * 100,
         static_cast<unsigned long long>(positives), bound, bpk / bound,
         build_ns, temp_per_key);
     std::fflush(stdout);

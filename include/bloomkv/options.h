@@ -109,8 +109,8 @@ struct Options {
   // dearer to build but smaller for its rate, where segments hold most
   // keys and live longest: NewBinaryFuseFilterPolicy(8) gives 0.39% false
   // positives at about 9-10 bits per key, where the bloom filter gives
-  // about 1% at 10. Its build costs more CPU (50-75 ns per key against
-  // 5-40 for the bloom filter, docs/filters.md) and about 22 bytes of
+  // about 1% at 10. Its build costs more CPU (12-78 ns per key against
+  // 5-44 for the bloom filter, docs/filters.md) and about 22 bytes of
   // temporary memory per key of the segment, in compactions only, so
   // flushes (the write path) are as fast as before. Segments already
   // written keep their filters, and a segment moved down a level without

@@ -243,10 +243,23 @@ TEST_F(KvtoolTest, CapacityPlansAStoreAndRejectsBadArguments) {
   EXPECT_NEAR(1e8, static_cast<double>(entries), 1e5);
   EXPECT_EQ(j["segments"].get<uint64_t>(), segments);
   EXPECT_EQ(j["filter_bytes"].get<uint64_t>(), filters);
-  // 10 bits per key, and one probe per level for an absent key.
-  EXPECT_NEAR(1.25e8, static_cast<double>(filters), 0.1e8);
+  // The default: 8-bit fuse filters below level 0, about 9.5 bits per key;
+  // one probe per level for an absent key.
+  EXPECT_NEAR(1.18e8, static_cast<double>(filters), 0.05e8);
+  for (const json& lv : j["levels"]) {
+    EXPECT_EQ("bloomkv.BinaryFuse8", lv["filter"].get<std::string>());
+  }
   EXPECT_EQ(static_cast<double>(j["levels"].size()),
             j["probes_per_miss"].get<double>());
+  // The bloom filter at every level: 10 bits per key.
+  json bloom = RunJson({"capacity", "--entries", "100000000",
+                        "--deep-filter", "bloom", "--json"});
+  EXPECT_NEAR(1.25e8, static_cast<double>(bloom["filter_bytes"].get<uint64_t>()),
+              0.02e8);
+  EXPECT_EQ("bloomkv.BlockedBloom.v1",
+            bloom["levels"][0]["filter"].get<std::string>());
+  EXPECT_GT(bloom["block_reads_per_miss"].get<double>(),
+            2 * j["block_reads_per_miss"].get<double>());
 
   RunResult text = Run({"capacity", "--entries", "1000000"});
   EXPECT_EQ(0, text.code) << text.err;
@@ -255,6 +268,8 @@ TEST_F(KvtoolTest, CapacityPlansAStoreAndRejectsBadArguments) {
   ExpectError(Run({"capacity"}), 2, "--entries");
   ExpectError(Run({"capacity", "--entries", "10", "--bits-per-key", "-1"}), 2,
               "--bits-per-key");
+  ExpectError(Run({"capacity", "--entries", "10", "--deep-filter", "ribbon"}),
+              2, "--deep-filter");
 }
 
 TEST_F(KvtoolTest, UsageErrorsExitWithCode2AndOneLine) {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
+#include "bloomkv/filter_policy.h"
 #include "db/capacity_model.h"
 #include "tools/kvtool/commands.h"
 #include "tools/kvtool/exit_codes.h"
@@ -18,6 +19,12 @@ int RunCapacity(const Context& ctx, const CapacityArgs& args) {
   in.value_bytes = args.value_bytes;
   in.bits_per_key = args.bits_per_key;
   in.compression_ratio = args.compression_ratio;
+  if (args.deep_filter == "bloom") {
+    in.options.deep_filter_policy = NewBloomFilterPolicy(args.bits_per_key);
+  } else if (args.deep_filter == "fuse8" || args.deep_filter == "fuse16") {
+    in.options.deep_filter_policy =
+        NewBinaryFuseFilterPolicy(args.deep_filter == "fuse8" ? 8 : 16);
+  }
   CapacityPlan plan;
   Status s = PlanCapacity(in, &plan);
   if (!s.ok()) return FailWith(*ctx.err, s);
@@ -29,6 +36,7 @@ int RunCapacity(const Context& ctx, const CapacityArgs& args) {
                         {"bytes", lv.bytes},
                         {"entries", lv.entries},
                         {"segments", lv.segments},
+                        {"filter", lv.filter},
                         {"filter_bytes", lv.filter_bytes},
                         {"index_bytes", lv.index_bytes},
                         {"fp_rate", lv.fp_rate}});
@@ -38,6 +46,7 @@ int RunCapacity(const Context& ctx, const CapacityArgs& args) {
         {"key_bytes", in.key_bytes},
         {"value_bytes", in.value_bytes},
         {"bits_per_key", in.bits_per_key},
+        {"deep_filter", args.deep_filter},
         {"compression_ratio", in.compression_ratio},
         {"levels", levels},
         {"segments", plan.segments},
@@ -51,16 +60,16 @@ int RunCapacity(const Context& ctx, const CapacityArgs& args) {
     return kExitOk;
   }
   char line[256];
-  std::snprintf(line, sizeof(line), "%-5s %14s %10s %12s %12s %12s %9s\n",
-                "level", "entries", "segments", "bytes", "filters", "indexes",
-                "fp/probe");
+  std::snprintf(line, sizeof(line), "%-5s %14s %10s %12s %-24s %12s %12s %9s\n",
+                "level", "entries", "segments", "bytes", "filter", "filters",
+                "indexes", "fp/probe");
   *ctx.out << line;
   for (const CapacityLevel& lv : plan.levels) {
     std::snprintf(line, sizeof(line),
-                  "L%-4d %14llu %10llu %12s %12s %12s %9.5f\n", lv.level,
-                  static_cast<unsigned long long>(lv.entries),
+                  "L%-4d %14llu %10llu %12s %-24s %12s %12s %9.5f\n",
+                  lv.level, static_cast<unsigned long long>(lv.entries),
                   static_cast<unsigned long long>(lv.segments),
-                  HumanBytes(lv.bytes).c_str(),
+                  HumanBytes(lv.bytes).c_str(), lv.filter,
                   HumanBytes(lv.filter_bytes).c_str(),
                   HumanBytes(lv.index_bytes).c_str(), lv.fp_rate);
     *ctx.out << line;

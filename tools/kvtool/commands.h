@@ -75,6 +75,9 @@ struct CapacityArgs {
   double value_bytes = 80;
   double bits_per_key = 10;
   double compression_ratio = 0.63;
+  // The deep levels' filter: "default" (the library's choice for a bloom
+  // filter of bits_per_key), "bloom" (bloom everywhere), "fuse8", "fuse16".
+  std::string deep_filter = "default";
 };
 // The settled shape of a planned store with the default options: levels,
 // segments, disk bytes, filter and index memory, block reads per lookup.

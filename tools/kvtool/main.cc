@@ -309,8 +309,14 @@ int Run(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1e9));
   capacity
       ->add_option("--bits-per-key", a.capacity.bits_per_key,
-                   "Filter bits per key (default 10)")
+                   "Bits per key of the bloom filter (default 10)")
       ->check(CLI::Range(0.01, 64.0));
+  capacity
+      ->add_option("--deep-filter", a.capacity.deep_filter,
+                   "Filter below level 0: default (binary fuse8 for a bloom "
+                   "filter of 10-12 bits per key, else the bloom filter), "
+                   "bloom, fuse8 or fuse16")
+      ->check(CLI::IsMember({"default", "bloom", "fuse8", "fuse16"}));
   capacity
       ->add_option("--compression-ratio", a.capacity.compression_ratio,
                    "Compressed over raw data block size (default 0.63, "

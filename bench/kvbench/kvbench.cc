@@ -52,7 +52,8 @@ struct Flags {
   int repeat = 3;
   bool warmup = false;
   std::string settle = "background";
-  int max_open_files = 0;
+  // One store per value, side by side (0: the engine's default).
+  std::vector<int> max_open_files = {0};
   uint64_t lmdb_map_gib = 1024;
   bool sync = false;
   std::string mmap_reads = "default";
@@ -122,6 +123,9 @@ struct FilterConfig {
   // "" (the library's default), "bloom" (bloom everywhere), "fuse8" or
   // "fuse16"
   std::string deep_filter;
+  // Not a filter setting, but the store's: its engine's max_open_files
+  // (0: the default), one of --max_open_files.
+  int max_open_files = 0;
 
   bool on() const {
     return bits_per_key > 0 || deep_filter == "fuse8" || deep_filter == "fuse16";
@@ -132,8 +136,11 @@ struct FilterConfig {
     if (!on()) return "off";
     char buf[32];
     std::snprintf(buf, sizeof(buf), "%g", bits_per_key);
-    if (deep_filter.empty()) return "default-" + std::string(buf);
-    return deep_filter == "bloom" ? buf : std::string(buf) + "+" + deep_filter;
+    std::string label = deep_filter.empty() ? "default-" + std::string(buf)
+                        : deep_filter == "bloom" ? std::string(buf)
+                                                 : std::string(buf) + "+" + deep_filter;
+    if (max_open_files > 0) label += "-mof" + std::to_string(max_open_files);
+    return label;
   }
 };
 
@@ -163,7 +170,7 @@ EngineOptions MakeEngineOptions(const Flags& flags,
   eo.minimize_filter_fp = flags.filter_allocation == "minimize";
   eo.block_cache_bytes = flags.cache_mb << 20;
   eo.write_buffer_bytes = flags.write_buffer_mb << 20;
-  eo.max_open_files = flags.max_open_files;
+  eo.max_open_files = filter.max_open_files;
   eo.lmdb_map_gib = flags.lmdb_map_gib;
   eo.sync_writes = flags.sync;
   eo.mmap_reads = flags.mmap_reads == "default" ? -1
@@ -216,6 +223,7 @@ std::unique_ptr<Store> OpenStore(const std::string& engine_name,
   r.bits_per_key = filter.bits_per_key;
   r.deep_filter = filter.deep_filter;
   r.deep_filter_level = flags.deep_filter_level;
+  r.max_open_files = filter.max_open_files;
   r.minimize_filter_fp =
       engine_name == "bloomkv" && flags.filter_allocation == "minimize";
   r.settle_mode = flags.settle;
@@ -463,8 +471,10 @@ int Main(int argc, char** argv) {
                  "compact (full manual compaction)")
       ->check(CLI::IsMember({"background", "compact"}));
   app.add_option("--max_open_files", flags.max_open_files,
-                 "table files each engine keeps open (0: its default)")
-      ->check(CLI::Range(0, 1 << 20));
+                 "table files each engine keeps open (0: its default), or a "
+                 "list (0,100): one store per value, side by side")
+      ->check(CLI::Range(0, 1 << 20))
+      ->delimiter(',');
   app.add_option("--lmdb_map_gib", flags.lmdb_map_gib,
                  "LMDB's map size in GiB (default 1024; smaller under "
                  "valgrind)")
@@ -592,6 +602,17 @@ int Main(int argc, char** argv) {
     settings = {
         FilterConfig{flags.filter == "off" ? 0 : flags.bits_per_key, ""}};
   }
+  {
+    // One store per filter setting and open-file budget.
+    std::vector<FilterConfig> expanded;
+    for (const FilterConfig& f : settings) {
+      for (int m : flags.max_open_files) {
+        expanded.push_back(f);
+        expanded.back().max_open_files = m;
+      }
+    }
+    settings = std::move(expanded);
+  }
   const std::vector<std::string> available = AvailableEngines();
   std::vector<std::string> engines;
   for (const std::string& e :
@@ -646,7 +667,7 @@ int Main(int argc, char** argv) {
                    {"settle", flags.settle},
                    {"drop_caches", flags.drop_caches ? "on" : "off"},
                    {"batch", std::to_string(flags.batch)},
-                   {"max_open_files", std::to_string(flags.max_open_files)},
+                   {"max_open_files", JoinInts(flags.max_open_files)},
                    {"sync", flags.sync ? "true" : "false"},
                    {"mmap_reads", flags.mmap_reads},
                    {"compression", flags.compression},
@@ -704,7 +725,9 @@ int Main(int argc, char** argv) {
         }
         const std::string dir =
             base + "/" + e + (filter.on() ? "-filters" : "-nofilter") +
-            (flags.filter_configs.empty() ? "" : "-" + filter.Label());
+            (flags.filter_configs.empty() && flags.max_open_files.size() == 1
+                 ? ""
+                 : "-" + filter.Label());
         stores.push_back(OpenStore(e, filter, flags, codes, urls, dir));
       }
     }

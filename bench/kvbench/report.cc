@@ -37,8 +37,9 @@ std::string FilterLabel(const RunResult& r) { return r.FilterLabel(); }
 std::string SeriesName(const RunResult& r) {
   if (!r.filters_on()) return r.engine + " no-filter";
   return r.engine + " filters" +
-         (r.deep_filter.empty() && !r.minimize_filter_fp ? ""
-                                                          : " " + FilterLabel(r));
+         (r.deep_filter.empty() && !r.minimize_filter_fp && r.max_open_files == 0
+              ? ""
+              : " " + FilterLabel(r));
 }
 
 // Builds the JSON report with nlohmann/json, in the order the caller emits
@@ -168,7 +169,9 @@ std::string RunResult::FilterLabel() const {
       deep_filter_level != 1) {
     label += "@L" + std::to_string(deep_filter_level);
   }
-  return minimize_filter_fp ? label + "/min" : label;
+  if (minimize_filter_fp) label += "/min";
+  if (max_open_files > 0) label += " mof" + std::to_string(max_open_files);
+  return label;
 }
 
 const PhaseResult* RunResult::Phase(const std::string& name) const {
@@ -491,6 +494,7 @@ Status WriteJson(const std::string& path, const ReportContext& context,
     j.Field("filter_allocation",
             r.minimize_filter_fp ? "minimize" : "uniform");
     j.Field("filter_label", FilterLabel(r));
+    j.Field("max_open_files", r.max_open_files);
     j.Field("description", r.description);
     j.Field("error", r.error);
     j.Field("settle_mode", r.settle_mode);

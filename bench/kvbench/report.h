@@ -29,6 +29,7 @@ struct RunResult {
   std::string deep_filter;
   int deep_filter_level = 1;
   bool minimize_filter_fp = false;
+  int max_open_files = 0;  // the engine's option (0: its default)
   std::string description;
   std::vector<PhaseResult> phases;
   double settle_seconds = 0;  // flush + compaction before reads

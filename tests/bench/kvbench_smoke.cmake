@@ -145,6 +145,21 @@ if(NOT label STREQUAL "10 bpk" OR has_fuse LESS 0)
   fail("compact: ${label}: no fuse filter below level 0 in\n${levels}")
 endif()
 
+# A list of open-file budgets: one store each, side by side, labelled by it.
+run_and_check(openfiles level0 --engines=bloomkv --max_open_files=0,20
+              --benchmarks=fill,readhit)
+file(READ "${WORK_DIR}/openfiles.json" json)
+json_get(label0 "${json}" runs 0 filter_label)
+json_get(label1 "${json}" runs 1 filter_label)
+json_get(mof1 "${json}" runs 1 max_open_files)
+json_get(desc1 "${json}" runs 1 description)
+string(FIND "${desc1}" "max_open_files 20" has_mof)
+if(NOT label0 STREQUAL "10 bpk" OR NOT label1 STREQUAL "10 bpk mof20" OR
+   NOT mof1 EQUAL 20 OR has_mof LESS 0)
+  fail("openfiles: labels '${label0}', '${label1}', max_open_files ${mof1}, "
+       "description ${desc1}")
+endif()
+
 # Compacted, so that the 10+fuse8 store has a level below level 0.
 run_and_check(perlevel level0 --engines=bloomkv --filter_configs=10,10+fuse8
               --settle=compact --benchmarks=fill,readmiss)

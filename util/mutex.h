@@ -13,6 +13,7 @@
 #ifndef BLOOMKV_UTIL_MUTEX_H_
 #define BLOOMKV_UTIL_MUTEX_H_
 
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 
@@ -83,6 +84,15 @@ class CondVar {
     std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
     cv_.wait(lock);
     lock.release();  // still held: the caller's, not this scope's
+  }
+  // As Wait, but returns false once `deadline` has passed (and true when
+  // woken before it, spuriously or not).
+  bool WaitUntil(Mutex* mu, std::chrono::steady_clock::time_point deadline)
+      REQUIRES(mu) {
+    std::unique_lock<std::mutex> lock(mu->mu_, std::adopt_lock);
+    const bool woken = cv_.wait_until(lock, deadline) == std::cv_status::no_timeout;
+    lock.release();
+    return woken;
   }
   void Signal() { cv_.notify_one(); }
   void SignalAll() { cv_.notify_all(); }

@@ -149,10 +149,10 @@ AccessLog::AccessLog(std::string path, AccessLogFormat format, int fd)
 
 AccessLog::~AccessLog() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    bloomkv::MutexLock lock(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   writer_.join();
   if (fd_ != STDOUT_FILENO) close(fd_);
 }
@@ -162,7 +162,7 @@ void AccessLog::Log(const HttpRequest& req, const AccessRecord& rec) {
   line += '\n';
   bool wake = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    bloomkv::MutexLock lock(&mu_);
     if (buffer_.size() + line.size() > kMaxBufferedBytes) {
       dropped_++;
       return;
@@ -170,7 +170,7 @@ void AccessLog::Log(const HttpRequest& req, const AccessRecord& rec) {
     buffer_ += line;
     wake = buffer_.size() >= kWakeBytes;
   }
-  if (wake) cv_.notify_one();
+  if (wake) cv_.Signal();
 }
 
 void AccessLog::LogRequest(const HttpRequest& req, const HttpResponse& res,
@@ -188,10 +188,10 @@ void AccessLog::LogRequest(const HttpRequest& req, const HttpResponse& res,
 
 void AccessLog::Reopen() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    bloomkv::MutexLock lock(&mu_);
     reopen_ = true;
   }
-  cv_.notify_one();
+  cv_.Signal();
 }
 
 void AccessLog::WriterLoop() {
@@ -200,10 +200,11 @@ void AccessLog::WriterLoop() {
     bool stop, reopen;
     uint64_t dropped;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait_for(lock, kFlushInterval, [this] {
-        return stop_ || reopen_ || buffer_.size() >= kWakeBytes;
-      });
+      bloomkv::MutexLock lock(&mu_);
+      const auto deadline = std::chrono::steady_clock::now() + kFlushInterval;
+      while (!stop_ && !reopen_ && buffer_.size() < kWakeBytes &&
+             cv_.WaitUntil(&mu_, deadline)) {
+      }
       out.clear();
       out.swap(buffer_);
       stop = stop_;

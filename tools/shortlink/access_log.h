@@ -23,18 +23,16 @@
 #ifndef BLOOMKV_TOOLS_SHORTLINK_ACCESS_LOG_H_
 #define BLOOMKV_TOOLS_SHORTLINK_ACCESS_LOG_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <ctime>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 
 #include "bloomkv/status.h"
 #include "tools/shortlink/http_message.h"
-#include "util/thread_annotations.h"
+#include "util/mutex.h"
 
 namespace shortlink {
 
@@ -89,8 +87,8 @@ class AccessLog {
   const AccessLogFormat format_;
   int fd_;  // writer thread only (after construction)
 
-  std::mutex mu_;
-  std::condition_variable cv_;
+  bloomkv::Mutex mu_;
+  bloomkv::CondVar cv_;
   std::string buffer_ GUARDED_BY(mu_);
   uint64_t dropped_ GUARDED_BY(mu_) = 0;
   bool reopen_ GUARDED_BY(mu_) = false;

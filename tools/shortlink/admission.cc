@@ -67,7 +67,7 @@ Admission::Admission(AdmissionOptions options, std::string admin_token)
 }
 
 void Admission::SetApiKeys(std::shared_ptr<const ApiKeys> keys) {
-  std::lock_guard<std::mutex> lock(keys_mu_);
+  bloomkv::MutexLock lock(&keys_mu_);
   api_keys_ = std::move(keys);
 }
 
@@ -109,7 +109,7 @@ bool Admission::Admit(const HttpRequest& req, const std::string& client,
   // plain redirect.
   std::shared_ptr<const ApiKeys> keys;
   if (bearer || route == Route::kCreate) {
-    std::lock_guard<std::mutex> lock(keys_mu_);
+    bloomkv::MutexLock lock(&keys_mu_);
     keys = api_keys_;
   }
   const std::string* key_name = nullptr;

@@ -15,13 +15,12 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "tools/shortlink/api_keys.h"
 #include "tools/shortlink/http_message.h"
 #include "tools/shortlink/rate_limiter.h"
-#include "util/thread_annotations.h"
+#include "util/mutex.h"
 
 namespace shortlink {
 
@@ -67,7 +66,7 @@ class Admission {
   const std::string admin_token_;
   std::unique_ptr<RateLimiter> key_limiter_;  // null: no limit
   std::unique_ptr<RateLimiter> ip_limiter_;   // null: no limit
-  mutable std::mutex keys_mu_;
+  mutable bloomkv::Mutex keys_mu_;
   std::shared_ptr<const ApiKeys> api_keys_ GUARDED_BY(keys_mu_);
 };
 

@@ -27,7 +27,7 @@ void AddDay(int32_t day, uint64_t count, std::vector<DayCount>* days) {
 void ClickAggregator::Record(std::string_view code, int64_t link_created,
                              uint64_t link_incarnation, int64_t now) {
   Shard& shard = shards_[CodeHash()(code) % kShards];
-  std::lock_guard<std::mutex> lock(shard.mutex);
+  bloomkv::MutexLock lock(&shard.mutex);
   auto it = shard.pending.find(code);
   ClickDelta* delta = nullptr;
   if (it == shard.pending.end()) {
@@ -63,7 +63,7 @@ void ClickAggregator::Record(std::string_view code, int64_t link_created,
 
 void ClickAggregator::Forget(std::string_view code) {
   Shard& shard = shards_[CodeHash()(code) % kShards];
-  std::lock_guard<std::mutex> lock(shard.mutex);
+  bloomkv::MutexLock lock(&shard.mutex);
   const auto it = shard.pending.find(code);
   if (it == shard.pending.end()) return;  // then none in `others` either
   shard.pending.erase(it);
@@ -77,7 +77,7 @@ std::vector<ClickDelta> ClickAggregator::Take() {
     decltype(shard.pending) taken;
     std::vector<ClickDelta> others;
     {
-      std::lock_guard<std::mutex> lock(shard.mutex);
+      bloomkv::MutexLock lock(&shard.mutex);
       taken.swap(shard.pending);
       others.swap(shard.others);
     }

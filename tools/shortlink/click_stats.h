@@ -20,13 +20,13 @@
 #include <array>
 #include <cstdint>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "tools/shortlink/link_record.h"
+#include "util/mutex.h"
 
 namespace shortlink {
 
@@ -71,13 +71,14 @@ class ClickAggregator {
     }
   };
   struct Shard {
-    std::mutex mutex;
+    bloomkv::Mutex mutex;
+    // By code: the first link of the code clicked.
     std::unordered_map<std::string, ClickDelta, CodeHash, std::equal_to<>>
-        pending;  // by code: the first link of the code clicked
+        pending GUARDED_BY(mutex);
     // Clicks of other links of a code already in `pending`: rare (a click
     // counted after its link was removed and the code taken again), so a
     // list searched linearly.
-    std::vector<ClickDelta> others;
+    std::vector<ClickDelta> others GUARDED_BY(mutex);
   };
 
   std::array<Shard, kShards> shards_;

@@ -118,14 +118,18 @@ Status LinkStore::BuildListIndex() {
 }
 
 void LinkStore::RunFlusher(int interval_ms) {
-  std::unique_lock<std::mutex> lock(flusher_mutex_);
-  while (!flusher_cv_.wait_for(lock, std::chrono::milliseconds(interval_ms),
-                               [this] { return stopping_; })) {
-    lock.unlock();
+  for (;;) {
+    {
+      bloomkv::MutexLock lock(&flusher_mutex_);
+      const auto deadline = std::chrono::steady_clock::now() +
+                            std::chrono::milliseconds(interval_ms);
+      while (!stopping_ && flusher_cv_.WaitUntil(&flusher_mutex_, deadline)) {
+      }
+      if (stopping_) return;
+    }
     // A failed merge loses that interval's clicks; the next one is tried
     // anew.
     (void)FlushClicks();
-    lock.lock();
   }
 }
 
@@ -144,10 +148,10 @@ LinkStore::LinkStore(const LinkStoreOptions& options,
 LinkStore::~LinkStore() {
   if (flusher_.joinable()) {
     {
-      std::lock_guard<std::mutex> lock(flusher_mutex_);
+      bloomkv::MutexLock lock(&flusher_mutex_);
       stopping_ = true;
     }
-    flusher_cv_.notify_all();
+    flusher_cv_.SignalAll();
     flusher_.join();
   }
   (void)FlushClicks();
@@ -217,7 +221,7 @@ Status LinkStore::Create(std::string_view url, std::string_view alias,
     return Status::InvalidArgument("ttl_seconds out of range");
   }
 
-  std::lock_guard<std::mutex> lock(mutex_);
+  bloomkv::MutexLock lock(&mutex_);
   const int64_t now = now_();
   const int64_t expires_at = ttl_seconds > 0 ? now + ttl_seconds : 0;
   const std::string index_key = IndexKey(HashOf(normalized));
@@ -296,7 +300,7 @@ Status LinkStore::Lookup(std::string_view code, LinkRecord* record) {
 }
 
 Status LinkStore::Remove(std::string_view code) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  bloomkv::MutexLock lock(&mutex_);
   std::string value;
   Status s = db_->Get(ReadOptions(), CodeKey(code), &value);
   if (!s.ok()) return s;
@@ -348,7 +352,7 @@ Status LinkStore::Patch(std::string_view code, const LinkPatch& patch,
     return Status::InvalidArgument("ttl_seconds out of range");
   }
 
-  std::lock_guard<std::mutex> lock(mutex_);
+  bloomkv::MutexLock lock(&mutex_);
   const int64_t now = now_();
   std::string value;
   Status s = db_->Get(ReadOptions(), CodeKey(code), &value);
@@ -503,7 +507,7 @@ Status LinkStore::Clicks(std::string_view code, const LinkRecord& record,
 Status LinkStore::FlushClicks() {
   std::vector<ClickDelta> deltas = clicks_.Take();
   if (deltas.empty()) return Status::OK();
-  std::lock_guard<std::mutex> lock(mutex_);
+  bloomkv::MutexLock lock(&mutex_);
   const int32_t today = DayOf(now_());
   // Click records are read once per interval, by this loop only: keeping
   // their blocks out of the cache leaves it to the redirects' link records.

@@ -25,11 +25,9 @@
 #ifndef BLOOMKV_TOOLS_SHORTLINK_LINK_STORE_H_
 #define BLOOMKV_TOOLS_SHORTLINK_LINK_STORE_H_
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -41,6 +39,7 @@
 #include "tools/shortlink/click_stats.h"
 #include "tools/shortlink/code.h"
 #include "tools/shortlink/link_record.h"
+#include "util/mutex.h"
 
 namespace shortlink {
 
@@ -186,20 +185,20 @@ class LinkStore {
   RandomSource* const random_;
   const std::function<std::string(std::string_view)> url_hash_;
   std::unique_ptr<bloomkv::DB> db_;
-  std::mutex mutex_;  // serializes Create, Patch, Remove and FlushClicks
+  bloomkv::Mutex mutex_;  // serializes Create, Patch, Remove and FlushClicks
   // The list-index marker is stored. Guarded by mutex_ (set once at open
   // before any other thread can call in).
   bool list_index_marked_ = false;
   // The incarnation of the next link created: counted up, so unique within
   // the process, from a random start, so that a link is also told from one
   // of its code created in the same second by the process before a quick
-  // restart. Guarded by mutex_; 0 is skipped (it stands for version 1).
-  uint64_t next_incarnation_;
+  // restart. 0 is skipped (it stands for version 1).
+  uint64_t next_incarnation_ GUARDED_BY(mutex_);
   ClickAggregator clicks_;
 
-  std::mutex flusher_mutex_;
-  std::condition_variable flusher_cv_;
-  bool stopping_ = false;  // guarded by flusher_mutex_
+  bloomkv::Mutex flusher_mutex_;
+  bloomkv::CondVar flusher_cv_;
+  bool stopping_ GUARDED_BY(flusher_mutex_) = false;
   std::thread flusher_;
 };
 

@@ -55,7 +55,7 @@ double RateLimiter::Refilled(const Bucket& b, Clock::time_point now) const {
 bool RateLimiter::Allow(std::string_view key, Clock::time_point now,
                         int64_t* retry_after_seconds) {
   Shard& shard = shards_[std::hash<std::string_view>()(key) % kShards];
-  std::lock_guard<std::mutex> lock(shard.mu);
+  bloomkv::MutexLock lock(&shard.mu);
   auto it = shard.index.find(key);
   if (it == shard.index.end()) {
     // Forget buckets that have refilled, then make room for this one.
@@ -85,7 +85,7 @@ bool RateLimiter::Allow(std::string_view key, Clock::time_point now,
 size_t RateLimiter::size() const {
   size_t n = 0;
   for (const Shard& shard : shards_) {
-    std::lock_guard<std::mutex> lock(shard.mu);
+    bloomkv::MutexLock lock(&shard.mu);
     n += shard.lru.size();
   }
   return n;

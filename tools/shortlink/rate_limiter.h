@@ -28,13 +28,12 @@
 #include <chrono>
 #include <cstddef>
 #include <list>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 #include "bloomkv/status.h"
-#include "util/thread_annotations.h"
+#include "util/mutex.h"
 
 namespace shortlink {
 
@@ -81,7 +80,7 @@ class RateLimiter {
     Clock::time_point updated;
   };
   struct Shard {
-    mutable std::mutex mu;
+    mutable bloomkv::Mutex mu;
     // Most recently used first.
     std::list<Bucket> lru GUARDED_BY(mu);
     // Views into the keys held by `lru`'s nodes, which never move.

@@ -16,16 +16,14 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
 #include <deque>
-#include <mutex>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "tools/shortlinkd/http_parser.h"
-#include "util/thread_annotations.h"
+#include "util/mutex.h"
 
 namespace shortlink {
 
@@ -191,8 +189,8 @@ struct HttpServer::Impl {
   bool accept_paused = false;
 
   // Shared with the workers.
-  std::mutex mu;
-  std::condition_variable jobs_cv;
+  bloomkv::Mutex mu;
+  bloomkv::CondVar jobs_cv;
   std::deque<Job> jobs GUARDED_BY(mu);
   std::vector<Done> done GUARDED_BY(mu);
   bool workers_stop GUARDED_BY(mu) = false;
@@ -203,13 +201,16 @@ struct HttpServer::Impl {
   }
 
   void WorkerLoop() {
-    std::unique_lock<std::mutex> lock(mu);
+    mu.Lock();
     for (;;) {
-      jobs_cv.wait(lock, [&] { return workers_stop || !jobs.empty(); });
-      if (jobs.empty()) return;
+      while (!workers_stop && jobs.empty()) jobs_cv.Wait(&mu);
+      if (jobs.empty()) {
+        mu.Unlock();
+        return;
+      }
       Job job = std::move(jobs.front());
       jobs.pop_front();
-      lock.unlock();
+      mu.Unlock();
       HttpResponse res;
       try {
         handler(job.req, &res);
@@ -218,7 +219,7 @@ struct HttpServer::Impl {
         res.status = 500;
         reject(job.req, &res);
       }
-      lock.lock();
+      mu.Lock();
       done.push_back(Done{job.id, std::move(res)});
       Wake();
     }
@@ -323,10 +324,10 @@ struct HttpServer::Impl {
         c->state = Conn::State::kBusy;
         c->close_after = !c->parser.keep_alive() || stopping;
         {
-          std::lock_guard<std::mutex> lock(mu);
+          bloomkv::MutexLock lock(&mu);
           jobs.push_back(Job{id, std::move(c->req)});
         }
-        jobs_cv.notify_one();
+        jobs_cv.Signal();
         return;
       }
       const size_t old = c->in.size();
@@ -406,7 +407,7 @@ struct HttpServer::Impl {
   void FinishJobs() {
     std::vector<Done> finished;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      bloomkv::MutexLock lock(&mu);
       finished.swap(done);
     }
     for (Done& d : finished) {
@@ -527,10 +528,10 @@ Status HttpServer::Run() {
   }
 
   {
-    std::lock_guard<std::mutex> lock(s.mu);
+    bloomkv::MutexLock lock(&s.mu);
     s.workers_stop = true;
   }
-  s.jobs_cv.notify_all();
+  s.jobs_cv.SignalAll();
   for (std::thread& t : workers) t.join();
   s.conns.clear();
   close(s.listen_fd);

@@ -24,14 +24,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -44,6 +42,7 @@
 #include "tools/shortlink/service.h"
 #include "tools/shortlinkd/config.h"
 #include "tools/shortlinkd/http_server.h"
+#include "util/mutex.h"
 
 namespace {
 
@@ -422,22 +421,25 @@ int Serve(const Flags& flags, const Settings& settings, const sigset_t& signals,
     server.Stop();
   });
 
-  std::mutex compact_mu;
-  std::condition_variable compact_cv;
+  bloomkv::Mutex compact_mu;
+  bloomkv::CondVar compact_cv;
   bool stopping = false;
   std::thread compact_thread([&] {
     if (flags.compact_interval == 0) return;
-    std::unique_lock<std::mutex> lock(compact_mu);
-    while (!compact_cv.wait_for(lock,
-                                std::chrono::seconds(flags.compact_interval),
-                                [&] { return stopping; })) {
-      lock.unlock();
+    for (;;) {
+      {
+        bloomkv::MutexLock lock(&compact_mu);
+        const auto deadline = std::chrono::steady_clock::now() +
+                              std::chrono::seconds(flags.compact_interval);
+        while (!stopping && compact_cv.WaitUntil(&compact_mu, deadline)) {
+        }
+        if (stopping) return;
+      }
       Status cs = store->CompactAll();
       if (!cs.ok()) {
         std::fprintf(stderr, "shortlinkd: compaction: %s\n",
                      cs.ToString().c_str());
       }
-      lock.lock();
     }
   });
 
@@ -464,10 +466,10 @@ int Serve(const Flags& flags, const Settings& settings, const sigset_t& signals,
   if (!signalled) pthread_kill(signal_thread.native_handle(), SIGTERM);
   signal_thread.join();
   {
-    std::lock_guard<std::mutex> lock(compact_mu);
+    bloomkv::MutexLock lock(&compact_mu);
     stopping = true;
   }
-  compact_cv.notify_all();
+  compact_cv.SignalAll();
   compact_thread.join();
 
   return served.ok() ? 0 : 1;

@@ -91,10 +91,13 @@ Status TableCache::OpenReader(const FileMetaData& f,
 }
 
 void TableCache::Load(FileMetaData* f) {
+  std::vector<std::unique_ptr<SegmentReader>> closing;
   {
     MutexLock guard(&mu_);
     ReserveLocked();
+    closing = TakeClosingLocked();
   }
+  closing.clear();
   // The block cache id outlives this reader, so that the file reopened
   // later finds the blocks this reader cached.
   f->cache_id = block_cache_ != nullptr ? block_cache_->NewId() : 0;
@@ -110,6 +113,7 @@ void TableCache::Load(FileMetaData* f) {
   MutexLock guard(&mu_);
   f->table_cache_entry = InsertLocked(
       f->number, s.ok() ? std::move(reader) : nullptr, /*pin=*/false);
+  closing = TakeClosingLocked();  // destroyed after the guard
 }
 
 namespace {
@@ -179,9 +183,11 @@ void TableCache::ReleaseLookup(std::atomic<Entry*>* slot, Entry* e) {
   // raised its flag first, so one of the two does the close.
   slot->store(nullptr);
   if (close_pending_.load() || (over_capacity_.load() && e->refs.load() <= 1)) {
+    std::vector<std::unique_ptr<SegmentReader>> closing;
     MutexLock guard(&mu_);
     CloseEvictedLocked();
     ShrinkLocked();
+    closing = TakeClosingLocked();  // destroyed after the guard
   }
 }
 
@@ -189,6 +195,7 @@ Status TableCache::Acquire(const FileMetaData& f, Handle* handle) {
   handle->Reset();
   if (!f.open_status.ok()) return f.open_status;
   Entry* e = f.table_cache_entry.get();
+  std::vector<std::unique_ptr<SegmentReader>> closing;
   if (e == nullptr || !TryPin(e)) {
     MutexLock guard(&mu_);
     auto it = entries_.find(f.number);
@@ -197,15 +204,18 @@ Status TableCache::Acquire(const FileMetaData& f, Handle* handle) {
     if (e == nullptr || !TryPin(e)) {
       e = nullptr;
       ReserveLocked();
+      closing = TakeClosingLocked();
     }
   }
   if (e == nullptr) {
+    closing.clear();  // before this thread opens a file of its own
     std::unique_ptr<SegmentReader> reader;
     Status s = OpenReader(f, nullptr, &reader);
     MutexLock guard(&mu_);
     e = InsertLocked(f.number, s.ok() ? std::move(reader) : nullptr,
                      /*pin=*/true)
             .get();
+    closing = TakeClosingLocked();  // destroyed after the guard
     if (e == nullptr) return s;
   }
   handle->cache_ = this;
@@ -250,13 +260,16 @@ std::shared_ptr<TableCache::Entry> TableCache::InsertLocked(
 
 void TableCache::Release(Entry* e) {
   const uint64_t before = e->refs.fetch_sub(1);
+  std::vector<std::unique_ptr<SegmentReader>> closing;
   if (before == 1) {
     // The last reference-counted pin of an evicted file.
     MutexLock guard(&mu_);
     CloseEvictedLocked();
+    closing = TakeClosingLocked();
   } else if (before == 2 && over_capacity_.load()) {
     MutexLock guard(&mu_);
     ShrinkLocked();
+    closing = TakeClosingLocked();
   }
 }
 
@@ -313,11 +326,18 @@ void TableCache::ShrinkLocked() {
 }
 
 void TableCache::CloseLocked(Entry* e) {
-  e->reader.reset();  // closes the file
+  closing_.push_back(std::move(e->reader));
   open_--;
 }
 
+std::vector<std::unique_ptr<SegmentReader>> TableCache::TakeClosingLocked() {
+  std::vector<std::unique_ptr<SegmentReader>> closing;
+  closing.swap(closing_);
+  return closing;
+}
+
 void TableCache::Evict(uint64_t number) {
+  std::vector<std::unique_ptr<SegmentReader>> closing;
   MutexLock guard(&mu_);
   auto it = entries_.find(number);
   if (it == entries_.end()) return;
@@ -330,6 +350,7 @@ void TableCache::Evict(uint64_t number) {
   Entry* raw = e.get();
   evicted_.emplace(raw, std::move(e));
   CloseEvictedLocked();
+  closing = TakeClosingLocked();  // destroyed after the guard
 }
 
 size_t TableCache::open_files() const {

@@ -80,6 +80,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "bloomkv/env.h"
 #include "bloomkv/iterator.h"
@@ -201,9 +202,14 @@ class TableCache {
   // capacity are open; a file a lookup slot holds counts as pinned.
   // REQUIRES: mu_ held.
   void ShrinkLocked() REQUIRES(mu_);
-  // Closes e's file. REQUIRES: mu_ held, e open and no longer pinnable
-  // (reference count 0), out of the open list.
+  // Closes e's file: takes its reader, to be destroyed (its file closed)
+  // once mu_ is released (TakeClosingLocked). REQUIRES: mu_ held, e open and
+  // no longer pinnable (reference count 0), out of the open list.
   void CloseLocked(Entry* e) REQUIRES(mu_);
+  // The readers CloseLocked took, for the caller to destroy after it
+  // releases mu_: no close(2) and no reader's teardown under the lock.
+  std::vector<std::unique_ptr<SegmentReader>> TakeClosingLocked()
+      REQUIRES(mu_);
   void AppendToOpenList(Entry* e) REQUIRES(mu_);
   static void Unlink(Entry* e);  // from the open list; REQUIRES: mu_ held
 
@@ -223,6 +229,10 @@ class TableCache {
   const std::unique_ptr<Entry> open_list_ GUARDED_BY(mu_);
   size_t open_ GUARDED_BY(mu_) = 0;     // entries with a reader
   size_t opening_ GUARDED_BY(mu_) = 0;  // reserved, being opened
+  // Readers of files closed under mu_, not yet destroyed: no longer
+  // counted in open_, so the process may hold a few descriptors more than
+  // the capacity for the moment between (one per thread in the cache).
+  std::vector<std::unique_ptr<SegmentReader>> closing_ GUARDED_BY(mu_);
   // open_ + opening_ > capacity_ as of the last ShrinkLocked: the release
   // of a pin takes the lock to shrink only then.
   std::atomic<bool> over_capacity_{false};

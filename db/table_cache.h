@@ -66,8 +66,11 @@
 // after the cache fills see the stamps of when files were opened.
 //
 // Thread-safety: thread-safe. One mutex guards the table, opening, closing
-// and eviction; it is held while a closed file's descriptor is released,
-// never while a file is opened or read, and not at all when a lookup pins
+// and eviction; a file closed under it is set aside and its descriptor
+// released after the mutex is (with two lookup threads reopening most of
+// their files, releasing it inside took hits from 210-232 to 135-139 k/s,
+// 3M links, 10 files open). It is never held while a file is opened or
+// read, and not at all when a lookup pins
 // or releases an open file (unless the release is the last pin of an
 // evicted file, or of a file while the cache is over its capacity).
 // AcquireForLookup pins an open file with one exchange on the caller's

@@ -402,6 +402,10 @@ void bloomkv_options_set_block_cache_capacity(bloomkv_options_t* options,
                                               size_t bytes) {
   options->rep.block_cache_capacity = bytes;
 }
+void bloomkv_options_set_filter_and_index_memory_limit(
+    bloomkv_options_t* options, uint64_t bytes) {
+  options->rep.filter_and_index_memory_limit = bytes;
+}
 void bloomkv_options_set_max_open_files(bloomkv_options_t* options, int n) {
   options->rep.max_open_files = n;
 }

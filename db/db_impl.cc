@@ -203,7 +203,8 @@ DBImpl::DBImpl(const Options& options, std::string dbname, bool read_only)
   }
   table_cache_ = std::make_unique<TableCache>(
       dbname_, env_, ReaderFilterPolicy(options_), block_cache_.get(),
-      static_cast<size_t>(options_.max_open_files - kNumNonSegmentFiles));
+      static_cast<size_t>(options_.max_open_files - kNumNonSegmentFiles),
+      options_.filter_and_index_memory_limit);
   versions_ = std::make_unique<VersionSet>(
       dbname_, env_, [this](FileMetaData* f) { OpenSegment(f); });
   if (options_.info_log == nullptr && !read_only_) {

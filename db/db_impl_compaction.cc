@@ -382,10 +382,12 @@ std::string DBImpl::LevelsTable() {
     std::vector<std::string> kinds;
     for (const auto& f : v->files(level)) {
       entries += f->num_entries;
-      if (f->filter == nullptr) continue;
-      filter_bytes += f->filter->memory();
+      const SegmentFilter* filter =
+          f->meta != nullptr ? f->meta->filter.get() : nullptr;
+      if (filter == nullptr) continue;
+      filter_bytes += filter->size();
       filtered_entries += f->num_entries;
-      const double rate = f->filter->TheoreticalFpRate();
+      const double rate = filter->TheoreticalFpRate();
       fp += level == 0 ? rate : rate * static_cast<double>(f->num_entries);
       const uint64_t fps = f->counters.Sum(kSegmentFalsePositives);
       const uint64_t n = f->counters.Sum(kSegmentFilterNegatives) + fps;
@@ -394,7 +396,7 @@ std::string DBImpl::LevelsTable() {
       if (n > 0) {
         fp_measured_sum += static_cast<double>(fps) / static_cast<double>(n);
       }
-      const std::string kind = f->filter->policy().Name();
+      const std::string kind = filter->policy().Name();
       if (std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) {
         kinds.push_back(kind);
       }

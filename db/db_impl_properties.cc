@@ -21,6 +21,7 @@ DbStats DBImpl::GetStats() {
   st.filter_positives = r.Sum(kFilterPositives);
   st.filter_false_positives = r.Sum(kFilterFalsePositives);
   st.data_blocks_read = r.Sum(kDataBlocksRead);
+  st.meta_blocks_read = r.Sum(kMetaBlocksRead);
   st.bytes_read = r.Sum(kBytesRead);
   st.block_cache_hits = r.Sum(kBlockCacheHits);
   st.block_cache_misses = r.Sum(kBlockCacheMisses);
@@ -55,13 +56,21 @@ void DBImpl::GetApproximateSizes(const Range* ranges, int n,
     for (int level = 0; level < kNumLevels; level++) {
       for (const auto& f : v.files(level)) {
         // Where in f the entries at or after ikey start.
-        auto offset_of = [&f](const std::string& ikey) -> uint64_t {
+        auto offset_of = [this, &f](const std::string& ikey) -> uint64_t {
           if (CompareInternalKeys(ikey, f->smallest) <= 0) return 0;
           if (CompareInternalKeys(ikey, f->largest) > 0 || f->meta == nullptr) {
             return f->meta != nullptr ? f->meta->props.data_size
                                       : f->file_size;
           }
-          return f->meta->ApproximateOffsetOf(ikey);
+          if (!f->meta->index_paged()) {
+            return f->meta->ApproximateOffsetOf(ikey);
+          }
+          // The index is in the file: read it through the reader.
+          TableCache::Handle segment;
+          if (!table_cache_->Acquire(*f, &segment).ok()) {
+            return f->meta->props.data_size;
+          }
+          return segment.reader()->ApproximateOffsetOf(ikey);
         };
         const uint64_t from = offset_of(start), to = offset_of(limit);
         if (to > from) sizes[i] += to - from;
@@ -87,13 +96,17 @@ std::vector<SegmentInfo> DBImpl::GetSegmentInfo() {
       i.largest_key = ExtractUserKey(f->largest).ToString();
       i.readable = f->open_status.ok();
       if (!i.readable) i.error = f->open_status.ToString();
-      if (f->filter != nullptr) {
+      const SegmentFilter* filter =
+          f->meta != nullptr ? f->meta->filter.get() : nullptr;
+      if (filter != nullptr) {
         i.has_filter = true;
-        i.filter_policy = f->filter->policy().Name();
-        i.bits_per_key = f->filter->bits_per_key();
-        i.filter_bytes = f->filter->memory();
-        i.theoretical_fp_rate = f->filter->TheoreticalFpRate();
+        i.filter_policy = filter->policy().Name();
+        i.bits_per_key = filter->bits_per_key();
+        i.filter_bytes = filter->size();
+        i.theoretical_fp_rate = filter->TheoreticalFpRate();
       }
+      i.index_paged = f->meta != nullptr && f->meta->index_paged();
+      i.filter_paged = f->meta != nullptr && f->meta->filter_paged();
       i.lookups = f->counters.Sum(kSegmentLookups);
       i.filter_negatives = f->counters.Sum(kSegmentFilterNegatives);
       i.filter_positives = f->counters.Sum(kSegmentFilterPositives);
@@ -139,11 +152,16 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
   if (name == "bloomkv.approximate-memory-usage" ||
       name == "bloomkv.resource-usage") {
     uint64_t filter_bytes = 0, index_bytes = 0, segments = 0;
+    uint64_t paged_indexes = 0, paged_filters = 0;
     for (int level = 0; level < kNumLevels; level++) {
       for (const auto& f : v->files(level)) {
         segments++;
         if (f->filter != nullptr) filter_bytes += f->filter->memory();
-        if (f->meta != nullptr) index_bytes += f->meta->index_memory();
+        if (f->meta != nullptr) {
+          index_bytes += f->meta->index_memory();
+          if (f->meta->index_paged()) paged_indexes++;
+          if (f->meta->filter_paged()) paged_filters++;
+        }
       }
     }
     const uint64_t cache_bytes =
@@ -162,6 +180,10 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     add("block_cache_bytes", cache_bytes);
     add("total_bytes", total);
     add("segments", segments);
+    add("paged_indexes", paged_indexes);
+    add("paged_filters", paged_filters);
+    add("filter_and_index_memory_limit",
+        options_.filter_and_index_memory_limit);
     add("open_segment_files", table_cache_->open_files());
     add("max_open_segment_files", table_cache_->capacity());
     return true;

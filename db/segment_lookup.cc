@@ -25,23 +25,27 @@ bool SegmentLookup::Consult(const FileMetaData& f, int level) {
   }
   SegmentCounters::Shard& fc = f.counters.ShardFor(thread_);
   fc.Add(kSegmentLookups, 1);
-  if (t != nullptr) t->had_filter = f.filter != nullptr;
-  // The filter is in memory for every live segment: a negative needs no
-  // open file.
+  // A filter in memory (f.filter) answers a negative with no open file; a
+  // paged one (the database over its filter_and_index_memory_limit) is
+  // read by the segment's reader.
+  const bool has_filter = f.meta != nullptr && f.meta->filter != nullptr;
+  const bool paged_filter = has_filter && f.filter == nullptr;
+  if (t != nullptr) t->had_filter = has_filter;
   if (f.filter != nullptr && !f.filter->KeyMayMatch(hash_)) {
-    negatives_++;
-    fc.Add(kSegmentFilterNegatives, 1);
-    if (t != nullptr) t->outcome = SegmentOutcome::kSkippedByFilter;
-    return false;
+    return FilterNegative(fc, t);
   }
   TableCache::Handle segment;
   status_ = table_cache_->AcquireForLookup(f, thread_, &segment);
   SegmentReadStats seg_io;
   LookupResult result = LookupResult::kNotFound;
   if (status_.ok()) {
-    status_ = segment.reader()->Search(options_, key_, snapshot_, &result,
-                                       value_, &seg_io);
+    status_ = paged_filter
+                  ? segment.reader()->Get(options_, key_, hash_, snapshot_,
+                                          &result, value_, &seg_io)
+                  : segment.reader()->Search(options_, key_, snapshot_,
+                                             &result, value_, &seg_io);
   }
+  io_.meta_blocks_read += seg_io.meta_blocks_read;
   io_.data_blocks_read += seg_io.data_blocks_read;
   io_.bytes_read += seg_io.bytes_read;
   io_.cache_hits += seg_io.cache_hits;
@@ -55,6 +59,7 @@ bool SegmentLookup::Consult(const FileMetaData& f, int level) {
     if (t != nullptr) t->outcome = SegmentOutcome::kError;
     return true;
   }
+  if (result == LookupResult::kFilterNegative) return FilterNegative(fc, t);
   positives_++;
   fc.Add(kSegmentFilterPositives, 1);
   switch (result) {
@@ -74,6 +79,14 @@ bool SegmentLookup::Consult(const FileMetaData& f, int level) {
   }
 }
 
+bool SegmentLookup::FilterNegative(SegmentCounters::Shard& fc,
+                                   SegmentTrace* t) {
+  negatives_++;
+  fc.Add(kSegmentFilterNegatives, 1);
+  if (t != nullptr) t->outcome = SegmentOutcome::kSkippedByFilter;
+  return false;
+}
+
 void SegmentLookup::Finish(ReadCounters::Shard* c) {
   c->Add(kSegmentsConsulted, consulted_);
   if (range_skips_) c->Add(kSkippedByRange, range_skips_);
@@ -81,6 +94,7 @@ void SegmentLookup::Finish(ReadCounters::Shard* c) {
   if (positives_) c->Add(kFilterPositives, positives_);
   if (false_positives_) c->Add(kFilterFalsePositives, false_positives_);
   if (io_.data_blocks_read) c->Add(kDataBlocksRead, io_.data_blocks_read);
+  if (io_.meta_blocks_read) c->Add(kMetaBlocksRead, io_.meta_blocks_read);
   if (io_.bytes_read) c->Add(kBytesRead, io_.bytes_read);
   if (io_.cache_hits) c->Add(kBlockCacheHits, io_.cache_hits);
   if (io_.cache_misses) c->Add(kBlockCacheMisses, io_.cache_misses);

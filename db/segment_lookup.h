@@ -33,6 +33,7 @@ enum ReadCounter : size_t {
   kFilterPositives,
   kFilterFalsePositives,
   kDataBlocksRead,
+  kMetaBlocksRead,  // index and filter blocks of paged segments
   kBytesRead,
   kBlockCacheHits,
   kBlockCacheMisses,
@@ -82,6 +83,9 @@ class SegmentLookup {
   std::string* const value_;
   GetTrace* const trace_;
   const size_t thread_;
+
+  // Counts a filter negative of f (its counters fc, its trace t); false.
+  bool FilterNegative(SegmentCounters::Shard& fc, SegmentTrace* t);
 
   bool found_ = false;
   bool deleted_ = false;

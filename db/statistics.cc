@@ -21,6 +21,7 @@ std::string DbStats::ToString() const {
   add("filter_positives", filter_positives);
   add("filter_false_positives", filter_false_positives);
   add("data_blocks_read", data_blocks_read);
+  add("meta_blocks_read", meta_blocks_read);
   add("bytes_read", bytes_read);
   add("block_cache_hits", block_cache_hits);
   add("block_cache_misses", block_cache_misses);

@@ -23,6 +23,9 @@ struct TableCacheEntry {
   // the cache tracks use).
   std::atomic<uint64_t> last_use{0};
   uint64_t number = 0;
+  // Bytes of index block and filter the segment holds in memory, counted
+  // against the limit until the segment is evicted (mu_).
+  uint64_t meta_memory = 0;
   std::unique_ptr<SegmentReader> reader;  // null while closed
   // Neighbours in the open list while open and not evicted (mu_).
   // Intrusive, so that opening and closing a file allocate nothing more.
@@ -45,12 +48,14 @@ void TableCache::AppendToOpenList(Entry* e) {
 
 TableCache::TableCache(std::string dbname, Env* env,
                        std::shared_ptr<const FilterPolicy> filter_policy,
-                       Cache* block_cache, size_t capacity)
+                       Cache* block_cache, size_t capacity,
+                       uint64_t meta_memory_limit)
     : dbname_(std::move(dbname)),
       env_(env),
       filter_policy_(std::move(filter_policy)),
       block_cache_(block_cache),
       capacity_(std::max<size_t>(capacity, 1)),
+      meta_memory_limit_(meta_memory_limit),
       open_list_(std::make_unique<Entry>()) {
   open_list_->prev = open_list_->next = open_list_.get();
 }
@@ -105,14 +110,47 @@ void TableCache::Load(FileMetaData* f) {
   f->filter = nullptr;
   std::unique_ptr<SegmentReader> reader;
   Status s = OpenReader(*f, filter_policy_, &reader);
+  uint64_t meta_memory = 0;
   if (s.ok()) {
     f->meta = reader->meta();
-    f->filter = f->meta->filter;
+    meta_memory = f->meta->memory();
+    // All of it, else the filter alone (an index is read only for a
+    // lookup that reads a data block anyway; the filter saves that read),
+    // else nothing.
+    const uint64_t filter_memory =
+        f->meta->filter != nullptr ? f->meta->filter->memory() : 0;
+    bool keep_all, keep_filter = false;
+    {
+      MutexLock guard(&mu_);
+      auto fits = [this](uint64_t bytes) {
+        return meta_memory_limit_ == 0 ||
+               meta_memory_ + bytes <= meta_memory_limit_;
+      };
+      keep_all = fits(meta_memory);
+      if (!keep_all) {
+        keep_filter = filter_memory > 0 && fits(filter_memory);
+        meta_memory = keep_filter ? filter_memory : 0;
+      }
+      meta_memory_ += meta_memory;
+    }
+    if (!keep_all) {
+      // Everything was read and checked; now drop what is not kept and
+      // read the file as any later reopen does.
+      f->meta = f->meta->Paged(keep_filter);
+      reader.reset();
+      s = OpenReader(*f, nullptr, &reader);
+    }
+    f->filter = f->meta->filter != nullptr && f->meta->filter->resident()
+                    ? f->meta->filter
+                    : nullptr;
   }
   f->open_status = s;
   MutexLock guard(&mu_);
   f->table_cache_entry = InsertLocked(
       f->number, s.ok() ? std::move(reader) : nullptr, /*pin=*/false);
+  if (f->table_cache_entry != nullptr) {
+    f->table_cache_entry->meta_memory = meta_memory;
+  }
   closing = TakeClosingLocked();  // destroyed after the guard
 }
 
@@ -343,6 +381,8 @@ void TableCache::Evict(uint64_t number) {
   if (it == entries_.end()) return;
   std::shared_ptr<Entry> e = std::move(it->second);
   entries_.erase(it);
+  meta_memory_ -= e->meta_memory;
+  e->meta_memory = 0;
   if (e->reader == nullptr) return;  // closed
   Unlink(e.get());
   // Drops the cache's own reference; pins keep the file open.
@@ -356,6 +396,11 @@ void TableCache::Evict(uint64_t number) {
 size_t TableCache::open_files() const {
   MutexLock guard(&mu_);
   return open_ + opening_;
+}
+
+uint64_t TableCache::meta_memory() const {
+  MutexLock guard(&mu_);
+  return meta_memory_;
 }
 
 

@@ -21,6 +21,18 @@
 // compaction and concurrent lookups), the cache opens one more rather than
 // wait or fail, and shrinks back to the capacity as pins are released.
 //
+// Memory: with a meta_memory_limit, Load keeps a segment's index block
+// and filter in memory (FileMetaData::meta, ::filter) only while the
+// segments Loaded and not yet evicted hold at most that many bytes of
+// them; the first come keep theirs. A segment past it keeps its filter
+// alone if that fits (a filter saves a data block read for every lookup of
+// an absent key; an index is read only by a lookup that reads a data block
+// anyway), or nothing: it gets a paged SegmentMeta (everything was read and
+// checked all the same). A lookup then pins its file and lets the reader
+// read the index, and a paged filter (FileMetaData::filter null), through
+// the block cache: at least a pin and, unless the cache holds them, a read
+// of each paged block. It never fails for want of memory.
+//
 // Errors: a file that cannot be (re)opened gives Corruption or IOError
 // naming it (a missing file, or one whose size differs from the manifest's,
 // is Corruption), never NotFound; failures are not cached, the next use
@@ -114,10 +126,13 @@ class TableCache {
   class Handle;
 
   // filter_policy interprets the filters Load reads; block_cache (may be
-  // null, not owned) is the readers' block cache. REQUIRES: capacity >= 1.
+  // null, not owned) is the readers' block cache. meta_memory_limit: bytes
+  // of index blocks and filters Load keeps in memory (0: no limit); see
+  // "Memory" above. REQUIRES: capacity >= 1.
   TableCache(std::string dbname, Env* env,
              std::shared_ptr<const FilterPolicy> filter_policy,
-             Cache* block_cache, size_t capacity);
+             Cache* block_cache, size_t capacity,
+             uint64_t meta_memory_limit = 0);
   TableCache(const TableCache&) = delete;
   TableCache& operator=(const TableCache&) = delete;
   // REQUIRES: no Handle or iterator of this cache is left.
@@ -162,6 +177,9 @@ class TableCache {
   size_t capacity() const { return capacity_; }
   // Segment files open now (pinned or not, and those being opened).
   size_t open_files() const;
+  // Bytes of index blocks and filters the segments Loaded and not evicted
+  // hold in memory (what meta_memory_limit bounds).
+  uint64_t meta_memory() const;
 
  private:
   using Entry = TableCacheEntry;
@@ -221,6 +239,7 @@ class TableCache {
   const std::shared_ptr<const FilterPolicy> filter_policy_;
   Cache* const block_cache_;
   const size_t capacity_;
+  const uint64_t meta_memory_limit_;
 
   mutable Mutex mu_;
   // Every segment Loaded or reopened and not evicted, open or closed.
@@ -230,6 +249,7 @@ class TableCache {
   std::unordered_map<Entry*, std::shared_ptr<Entry>> evicted_ GUARDED_BY(mu_);
   // Sentinel of the circular list of open, not evicted entries.
   const std::unique_ptr<Entry> open_list_ GUARDED_BY(mu_);
+  uint64_t meta_memory_ GUARDED_BY(mu_) = 0;  // see meta_memory()
   size_t open_ GUARDED_BY(mu_) = 0;     // entries with a reader
   size_t opening_ GUARDED_BY(mu_) = 0;  // reserved, being opened
   // Readers of files closed under mu_, not yet destroyed: no longer

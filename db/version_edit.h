@@ -59,9 +59,11 @@ struct FileMetaData {
   // segment's whole life, so that a lookup the filter rules out never
   // touches the table cache, and a file reopened for a hit reads only the
   // data block.
+  // Paged (SegmentMeta::Paged) past Options::filter_and_index_memory_limit.
   std::shared_ptr<const SegmentMeta> meta;
-  // meta->filter, one pointer nearer for a lookup's first step.
-  std::shared_ptr<const SegmentFilter> filter;  // null: none usable
+  // meta->filter when it is resident, one pointer nearer for a lookup's
+  // first step; null: none usable, or paged (meta->filter says which).
+  std::shared_ptr<const SegmentFilter> filter;
   Status open_status;     // not OK: the segment cannot be read, and why
   uint64_t cache_id = 0;  // the file's id in the block cache
   // The file's place in the table cache (null until Load succeeds): a

@@ -173,6 +173,8 @@ struct SegmentReader::Rep {
     if (!s.ok()) return s;
 
     auto meta = std::make_shared<SegmentMeta>();
+    meta->index_handle = footer.index_handle;
+    meta->filter_handle = footer.filter_handle;
     std::string contents;
     s = ReadBlock(file.get(), file_name, footer.properties_handle, true,
                   &contents, nullptr);
@@ -225,6 +227,80 @@ struct SegmentReader::Rep {
     return Status::OK();
   }
 
+  // The block at h of a paged meta (the index or the filter, as T): from
+  // the block cache, or read from the file, checksummed, made by
+  // make(contents, &result) and inserted.
+  template <typename T, typename Contents, typename Make>
+  Status PagedMetaBlock(const BlockHandle& h, const char* what,
+                        SegmentReadStats* stats, Make&& make,
+                        std::shared_ptr<const T>* result) const {
+    Cache* cache = options.block_cache;
+    const CacheKey key{cache_id, h.offset};
+    if (cache != nullptr) {
+      std::shared_ptr<const void> v = cache->Lookup(key);
+      if (v != nullptr) {
+        *result = std::static_pointer_cast<const T>(std::move(v));
+        return Status::OK();
+      }
+    }
+    Status s = CheckHandle(h, what);
+    Contents contents;
+    uint64_t bytes = 0;
+    if (s.ok()) {
+      s = ReadBlock(file.get(), file_name, h, /*verify_checksum=*/true,
+                    &contents, &bytes);
+    }
+    if (stats != nullptr) {
+      stats->meta_blocks_read++;
+      stats->bytes_read += bytes;
+    }
+    if (s.ok()) s = make(std::move(contents), result);
+    if (s.ok() && cache != nullptr) {
+      cache->Insert(key, *result, MemoryOf(**result) + file_name.size());
+    }
+    return s;
+  }
+  static size_t MemoryOf(const Block& b) { return b.size() + sizeof(Block); }
+  static size_t MemoryOf(const SegmentFilter& f) {
+    return f.memory() + sizeof(SegmentFilter);
+  }
+
+  // The index block, resident or (paged) read through the block cache.
+  Status Index(SegmentReadStats* stats,
+               std::shared_ptr<const Block>* index) const {
+    if (meta->index_block != nullptr) {
+      *index = meta->index_block;
+      return Status::OK();
+    }
+    return PagedMetaBlock<Block, BlockContents>(
+        meta->index_handle, "index", stats,
+        [this](BlockContents contents, std::shared_ptr<const Block>* b) {
+          return Block::Parse(std::move(contents), shared_file_name,
+                              meta->index_handle.offset, b);
+        },
+        index);
+  }
+
+  // The filter with its bytes: *filter itself, or (paged) the one read
+  // through the block cache into *holder. REQUIRES: filter != nullptr.
+  Status ResidentFilter(SegmentReadStats* stats,
+                        std::shared_ptr<const SegmentFilter>* holder,
+                        const SegmentFilter** resident) const {
+    if (filter->resident()) {
+      *resident = filter;
+      return Status::OK();
+    }
+    Status s = PagedMetaBlock<SegmentFilter, std::string>(
+        meta->filter_handle, "filter", stats,
+        [this](std::string bytes, std::shared_ptr<const SegmentFilter>* f) {
+          *f = filter->WithBytes(std::move(bytes));
+          return Status::OK();
+        },
+        holder);
+    if (s.ok()) *resident = holder->get();
+    return s;
+  }
+
   Status DecodeIndexValue(const Slice& value, const Block& index,
                           BlockHandle* h) const {
     Slice in = value;
@@ -241,6 +317,7 @@ SegmentFilter::SegmentFilter(std::shared_ptr<const FilterPolicy> policy,
                              double bits_per_key)
     : policy_(std::move(policy)),
       size_(data.size()),
+      stored_size_(size_),
       data_(static_cast<char*>(::operator new[](
           std::max<size_t>(size_, 1), std::align_val_t(kFilterAlignment)))),
       num_keys_(num_keys),
@@ -255,7 +332,25 @@ SegmentFilter::SegmentFilter(std::shared_ptr<const FilterPolicy> policy,
   }
 }
 
+std::shared_ptr<const SegmentFilter> SegmentFilter::PagedCopy(
+    const SegmentFilter& resident) {
+  auto paged = std::make_shared<SegmentFilter>(
+      resident.policy_, std::string(), resident.num_keys_,
+      resident.bits_per_key_);
+  paged->stored_size_ = resident.stored_size_;
+  paged->resident_ = false;
+  paged->fp_rate_ = resident.TheoreticalFpRate();
+  return paged;
+}
+
+std::shared_ptr<const SegmentFilter> SegmentFilter::WithBytes(
+    std::string data) const {
+  return std::make_shared<SegmentFilter>(policy_, std::move(data), num_keys_,
+                                         bits_per_key_);
+}
+
 double SegmentFilter::TheoreticalFpRate() const {
+  if (!resident_) return fp_rate_;  // computed by PagedCopy
   // Costly and only wanted by reports: computed once, on demand.
   std::call_once(fp_rate_once_, [this] {
     fp_rate_ = policy_->TheoreticalFpRate(data(), num_keys_);
@@ -302,16 +397,23 @@ Status SegmentReader::Open(const SegmentReaderOptions& options,
 }
 
 bool SegmentReader::KeyMayMatch(uint64_t key_hash) const {
-  return rep_->filter == nullptr || rep_->filter->KeyMayMatch(key_hash);
+  const SegmentFilter* f = rep_->filter;
+  return f == nullptr || !f->resident() || f->KeyMayMatch(key_hash);
 }
 
 Status SegmentReader::Get(const SegmentReadOptions& options,
                           const Slice& user_key, uint64_t key_hash,
                           SequenceNumber snapshot, LookupResult* result,
                           std::string* value, SegmentReadStats* stats) const {
-  if (!KeyMayMatch(key_hash)) {
-    *result = LookupResult::kFilterNegative;
-    return Status::OK();
+  if (rep_->filter != nullptr) {
+    std::shared_ptr<const SegmentFilter> paged;
+    const SegmentFilter* filter;
+    Status s = rep_->ResidentFilter(stats, &paged, &filter);
+    if (!s.ok()) return s;
+    if (!filter->KeyMayMatch(key_hash)) {
+      *result = LookupResult::kFilterNegative;
+      return Status::OK();
+    }
   }
   return Search(options, user_key, snapshot, result, value, stats);
 }
@@ -327,14 +429,21 @@ Status SegmentReader::Search(const SegmentReadOptions& options,
   // The first block whose separator is >= lookup is the only one that can
   // hold the newest visible entry: keys after the block's last key and up to
   // its separator are absent from the segment (see segment_builder.cc).
+  std::shared_ptr<const Block> paged_index;
+  const Block* index = r->index_block;
+  if (index == nullptr) {
+    Status s = r->Index(stats, &paged_index);
+    if (!s.ok()) return s;
+    index = paged_index.get();
+  }
   BlockKeyBuffer key_buf;
   Slice key, index_value;
   bool found;
-  Status s = r->index_block->Find(lookup.internal_key(), &key_buf, &key,
-                                  &index_value, &found);
+  Status s = index->Find(lookup.internal_key(), &key_buf, &key, &index_value,
+                         &found);
   if (!s.ok() || !found) return s;
   BlockHandle handle;
-  s = r->DecodeIndexValue(index_value, *r->index_block, &handle);
+  s = r->DecodeIndexValue(index_value, *index, &handle);
   if (!s.ok()) return s;
   // Big enough for a data block of the default block size, uncompressed.
   char scratch[8 << 10];
@@ -366,6 +475,11 @@ Status SegmentReader::Search(const SegmentReadOptions& options,
 std::unique_ptr<Iterator> SegmentReader::NewIterator(
     const SegmentReadOptions& options, SegmentReadStats* stats) const {
   const Rep* r = rep_.get();
+  std::shared_ptr<const Block> index;
+  Status index_status = r->Index(stats, &index);
+  if (!index_status.ok()) {
+    return std::unique_ptr<Iterator>(NewErrorIterator(index_status));
+  }
   if (options.readahead_size > 0) {
     // A scan of the whole segment: large reads through a buffer of its own,
     // over the data blocks (at the front of the file) only; blocks read
@@ -375,9 +489,10 @@ std::unique_ptr<Iterator> SegmentReader::NewIterator(
                                   : r->file_size;
     auto file = std::make_shared<ReadaheadFile>(
         r->file.get(), options.readahead_size, data_end);
-    auto read_block = [r, options, stats, file](const Slice& index_value) {
+    auto read_block = [r, options, stats, file,
+                       index](const Slice& index_value) {
       BlockHandle handle;
-      Status s = r->DecodeIndexValue(index_value, *r->index_block, &handle);
+      Status s = r->DecodeIndexValue(index_value, *index, &handle);
       if (s.ok()) s = r->CheckHandle(handle, "data");
       BlockContents contents;
       uint64_t bytes = 0;
@@ -394,18 +509,18 @@ std::unique_ptr<Iterator> SegmentReader::NewIterator(
       if (!s.ok()) return std::unique_ptr<Iterator>(NewErrorIterator(s));
       return Block::NewIterator(std::move(block));
     };
-    return NewTwoLevelIterator(Block::NewIterator(r->meta->index_block),
+    return NewTwoLevelIterator(Block::NewIterator(index),
                                std::move(read_block));
   }
-  auto block_function = [r, options, stats](const Slice& index_value) {
+  auto block_function = [r, options, stats, index](const Slice& index_value) {
     BlockHandle handle;
-    Status s = r->DecodeIndexValue(index_value, *r->index_block, &handle);
+    Status s = r->DecodeIndexValue(index_value, *index, &handle);
     std::shared_ptr<const Block> block;
     if (s.ok()) s = r->ReadDataBlock(options, handle, stats, &block);
     if (!s.ok()) return std::unique_ptr<Iterator>(NewErrorIterator(s));
     return Block::NewIterator(std::move(block));
   };
-  return NewTwoLevelIterator(Block::NewIterator(r->meta->index_block),
+  return NewTwoLevelIterator(Block::NewIterator(std::move(index)),
                              std::move(block_function));
 }
 
@@ -427,17 +542,47 @@ uint64_t SegmentReader::filter_memory() const {
 uint64_t SegmentReader::index_memory() const {
   return rep_->meta->index_memory();
 }
-uint64_t SegmentMeta::index_memory() const { return index_block->size(); }
-uint64_t SegmentMeta::ApproximateOffsetOf(const Slice& ikey) const {
+uint64_t SegmentMeta::index_memory() const {
+  return index_block != nullptr ? index_block->size() : 0;
+}
+uint64_t SegmentMeta::memory() const {
+  return index_memory() + (filter != nullptr ? filter->memory() : 0);
+}
+std::shared_ptr<const SegmentMeta> SegmentMeta::Paged(bool keep_filter) const {
+  auto paged = std::make_shared<SegmentMeta>();
+  paged->props = props;
+  paged->index_handle = index_handle;
+  paged->filter_handle = filter_handle;
+  if (filter != nullptr) {
+    paged->filter = keep_filter || !filter->resident()
+                        ? filter
+                        : SegmentFilter::PagedCopy(*filter);
+  }
+  return paged;
+}
+
+namespace {
+// SegmentMeta::ApproximateOffsetOf in index block `index`.
+uint64_t OffsetInIndex(const Block& index, const Slice& ikey,
+                       uint64_t data_size) {
   BlockKeyBuffer key_buf;
   Slice key, index_value;
   bool found = false;
-  const Status s =
-      index_block->Find(ikey, &key_buf, &key, &index_value, &found);
+  const Status s = index.Find(ikey, &key_buf, &key, &index_value, &found);
   BlockHandle handle;
   Slice in = index_value;
-  if (!s.ok() || !found || !handle.DecodeFrom(&in)) return props.data_size;
+  if (!s.ok() || !found || !handle.DecodeFrom(&in)) return data_size;
   return handle.offset;
+}
+}  // namespace
+
+uint64_t SegmentMeta::ApproximateOffsetOf(const Slice& ikey) const {
+  return OffsetInIndex(*index_block, ikey, props.data_size);
+}
+uint64_t SegmentReader::ApproximateOffsetOf(const Slice& ikey) const {
+  std::shared_ptr<const Block> index;
+  if (!rep_->Index(nullptr, &index).ok()) return rep_->props->data_size;
+  return OffsetInIndex(*index, ikey, rep_->props->data_size);
 }
 double SegmentReader::TheoreticalFpRate() const {
   return rep_->filter != nullptr ? rep_->filter->TheoreticalFpRate() : 1.0;

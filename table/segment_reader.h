@@ -11,7 +11,11 @@
 // SegmentMeta in memory while closing and reopening the files themselves
 // (db/table_cache.h), asks the filter first and only calls Search() on a
 // positive; a reader reopened with the SegmentMeta it had before reads
-// nothing at all from the file until a lookup needs a data block.
+// nothing at all from the file until a lookup needs a data block. A reader
+// given a paged SegmentMeta (SegmentMeta::Paged, for a database over its
+// Options::filter_and_index_memory_limit) reads the index block and the
+// filter like data blocks, through the block cache, when a lookup needs
+// them.
 //
 // Every read error or checksum mismatch is returned as Corruption (or the
 // Env's IOError) with a message naming the file and offset.
@@ -30,6 +34,7 @@
 #include "bloomkv/iterator.h"
 #include "bloomkv/slice.h"
 #include "bloomkv/status.h"
+#include "table/format.h"
 #include "table/internal_key.h"
 #include "table/properties.h"
 #include "util/binary_fuse.h"
@@ -41,8 +46,9 @@ class FilterPolicy;
 class RandomAccessFile;
 
 // One segment's filter, as read (checksummed) from its filter block, with
-// the policy that interprets it. Thread-safety: immutable; safe for
-// concurrent use.
+// the policy that interprets it; or, not resident(), what is known of a
+// filter whose bytes stay in the file (SegmentMeta::Paged). Thread-safety:
+// immutable; safe for concurrent use.
 class SegmentFilter {
  public:
   // REQUIRES: policy is non-null and of the Name() that wrote data.
@@ -51,20 +57,34 @@ class SegmentFilter {
   SegmentFilter(const SegmentFilter&) = delete;
   SegmentFilter& operator=(const SegmentFilter&) = delete;
 
+  // The same filter without its bytes: policy, size, keys, bits per key
+  // and the theoretical rate (computed here, from the bytes).
+  static std::shared_ptr<const SegmentFilter> PagedCopy(
+      const SegmentFilter& resident);
+  // A resident filter of this one's policy, keys and bits per key, over
+  // data (the filter block, read again).
+  std::shared_ptr<const SegmentFilter> WithBytes(std::string data) const;
+
   // False: the key is definitely not in the segment.
+  // REQUIRES: resident().
   bool KeyMayMatch(uint64_t key_hash) const {
     if (fuse_parsed_) return binary_fuse::MayContain(fuse_, key_hash);
     return policy_->KeyMayMatch(key_hash, data());
   }
   // Starts loading what KeyMayMatch(key_hash) will read.
+  // REQUIRES: resident().
   void Prefetch(uint64_t key_hash) const {
     if (fuse_parsed_) return binary_fuse::Prefetch(fuse_, key_hash);
     policy_->Prefetch(key_hash, data());
   }
   // The filter's bytes, at a 64-byte-aligned address.
   Slice data() const { return Slice(data_.get(), size_); }
-  // Bytes of filter held in memory.
+  // Whether the filter's bytes are held here.
+  bool resident() const { return resident_; }
+  // Bytes of filter held in memory: size() when resident, else 0.
   uint64_t memory() const { return size_; }
+  // Bytes of the filter, resident or not.
+  uint64_t size() const { return stored_size_; }
   double bits_per_key() const { return bits_per_key_; }
   // The policy that interprets the filter (its Name() is the stored one).
   const FilterPolicy& policy() const { return *policy_; }
@@ -85,6 +105,8 @@ class SegmentFilter {
 
   const std::shared_ptr<const FilterPolicy> policy_;
   const size_t size_;
+  size_t stored_size_;
+  bool resident_ = true;
   const std::unique_ptr<char[], AlignedDelete> data_;
   const uint64_t num_keys_;
   const double bits_per_key_;
@@ -102,17 +124,36 @@ class Block;
 
 // What a segment's reader keeps in memory for its whole life, read and
 // checked once when the file is first opened: the properties, the index
-// block and the filter. Thread-safety: immutable; safe for concurrent use.
+// block and the filter. A paged meta (Paged()) keeps the properties, where
+// the index and filter blocks are, and perhaps the filter; its readers read
+// the blocks it does not keep from the file when a lookup needs them,
+// through the block cache, checksummed on every read from the file. Thread-safety: immutable; safe for
+// concurrent use.
 struct SegmentMeta {
   SegmentProperties props;
+  // Null when paged.
   std::shared_ptr<const Block> index_block;
-  std::shared_ptr<const SegmentFilter> filter;  // null: none usable
+  // Null: none usable. Not resident() when paged.
+  std::shared_ptr<const SegmentFilter> filter;
+  BlockHandle index_handle;
+  BlockHandle filter_handle;
 
-  // Bytes of the index block held in memory.
+  // The same segment with its index block, and its filter too unless
+  // keep_filter, left in the file.
+  std::shared_ptr<const SegmentMeta> Paged(bool keep_filter) const;
+  bool index_paged() const { return index_block == nullptr; }
+  bool filter_paged() const {
+    return filter != nullptr && !filter->resident();
+  }
+  // Bytes of the index block held in memory (0 when paged).
   uint64_t index_memory() const;
+  // Bytes of the index block and filter held in memory.
+  uint64_t memory() const;
   // About where the entries at or after internal key `ikey` start: the
   // offset of the data block a lookup of it reads, or the end of the data
   // blocks when it is past them. From the index in memory: no IO.
+  // REQUIRES: !index_paged() (SegmentReader::ApproximateOffsetOf reads a paged
+  // index).
   uint64_t ApproximateOffsetOf(const Slice& ikey) const;
 };
 
@@ -137,6 +178,8 @@ struct SegmentReaderOptions {
 // IO done by one operation; the reader adds to it, never resets it.
 struct SegmentReadStats {
   uint64_t data_blocks_read = 0;  // data blocks read from the file
+  // Index and filter blocks read from the file (paged metas only).
+  uint64_t meta_blocks_read = 0;
   uint64_t bytes_read = 0;        // bytes read from the file (trailers incl.)
   uint64_t cache_hits = 0;
   uint64_t cache_misses = 0;
@@ -183,8 +226,13 @@ class SegmentReader {
                 SequenceNumber snapshot, LookupResult* result,
                 std::string* value, SegmentReadStats* stats) const;
 
-  // The filter's answer alone; true when the segment has no usable filter.
+  // The filter's answer alone; true when the segment has no usable filter
+  // or its filter is paged (Get reads a paged filter).
   bool KeyMayMatch(uint64_t key_hash) const;
+
+  // SegmentMeta::ApproximateOffsetOf, reading a paged index (the end of the
+  // data blocks if that read fails).
+  uint64_t ApproximateOffsetOf(const Slice& ikey) const;
 
   // Iterates internal keys and values in order. stats may be null; when
   // given it must outlive the iterator.
@@ -196,14 +244,14 @@ class SegmentReader {
   uint64_t file_size() const;
   // True when the segment has a filter this reader interprets.
   bool has_filter() const;
-  // The usable filter, or null.
+  // The usable filter, or null; not resident() when the meta is paged.
   const std::shared_ptr<const SegmentFilter>& filter() const;
   // The properties, index and filter, to reopen the file without reading
   // them again (SegmentReaderOptions::meta).
   const std::shared_ptr<const SegmentMeta>& meta() const;
-  // Bytes of filter held in memory (0 without a usable filter).
+  // Bytes of filter held in memory (0 without a usable filter, or paged).
   uint64_t filter_memory() const;
-  // Bytes of the index block held in memory.
+  // Bytes of the index block held in memory (0 when paged).
   uint64_t index_memory() const;
   // False-positive rate theory predicts for this segment's filter; 1.0 when
   // there is no usable filter.

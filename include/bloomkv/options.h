@@ -153,6 +153,22 @@ struct Options {
   // 0 disables the cache. Default: 8 MiB.
   size_t block_cache_capacity = 8 << 20;
 
+  // Bytes of index blocks and filters kept in memory for the live segments'
+  // whole life (GetProperty("bloomkv.resource-usage"): filter_bytes +
+  // index_bytes). Without a limit they grow with the data: about 1.8 bytes
+  // per short-link entry with the default filters (docs/operations.md).
+  // Past the limit, a segment entering the database (a flush, a compaction,
+  // an ingest or the open) keeps its index block and filter in its file
+  // instead: a lookup that reaches it reads them through the block cache,
+  // where they are charged and evicted like data blocks, checksummed on
+  // every read from the file. Lookups stay correct (no false negatives, no
+  // errors for want of memory) and cost up to two more block reads on those
+  // segments when the cache does not hold their blocks
+  // (DbStats::meta_blocks_read); segments keep what they were given until
+  // they are rewritten, and ones deleted free room for the next. 0 means no
+  // limit. Default: 0.
+  uint64_t filter_and_index_memory_limit = 0;
+
   // Segment files the database keeps open at once, for point lookups,
   // iterators and compaction inputs; least recently used ones are closed
   // beyond that. Ten of them are set aside for the files outside that

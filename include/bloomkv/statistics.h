@@ -21,6 +21,9 @@ struct DbStats {
   uint64_t filter_positives = 0;    // filter said "maybe" (or no filter)
   uint64_t filter_false_positives = 0;  // positive, key not in the segment
   uint64_t data_blocks_read = 0;        // data blocks read from files
+  // Index and filter blocks read from files: only segments whose index and
+  // filter are paged (Options::filter_and_index_memory_limit) read them.
+  uint64_t meta_blocks_read = 0;
   uint64_t bytes_read = 0;              // bytes of those blocks
   uint64_t block_cache_hits = 0;
   uint64_t block_cache_misses = 0;
@@ -66,8 +69,12 @@ struct SegmentInfo {
   // "bloomkv.BinaryFuse8", ...); empty without a filter.
   std::string filter_policy;
   double bits_per_key = 0;
-  uint64_t filter_bytes = 0;  // held in memory
+  uint64_t filter_bytes = 0;  // in memory, unless paged
   double theoretical_fp_rate = 1.0;
+  // The index block (and the filter) stay in the file and are read through
+  // the block cache (Options::filter_and_index_memory_limit).
+  bool index_paged = false;
+  bool filter_paged = false;
   uint64_t lookups = 0;  // Gets whose key fell in the key range
   uint64_t filter_negatives = 0;
   uint64_t filter_positives = 0;

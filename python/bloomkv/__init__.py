@@ -141,6 +141,8 @@ void bloomkv_options_set_write_buffer_size(bloomkv_options_t* options,
 void bloomkv_options_set_block_size(bloomkv_options_t* options, size_t bytes);
 void bloomkv_options_set_block_cache_capacity(bloomkv_options_t* options,
                                               size_t bytes);
+void bloomkv_options_set_filter_and_index_memory_limit(
+    bloomkv_options_t* options, uint64_t bytes);
 void bloomkv_options_set_max_open_files(bloomkv_options_t* options, int n);
 void bloomkv_options_set_target_file_size(bloomkv_options_t* options,
                                           uint64_t bytes);
@@ -343,6 +345,8 @@ _OPTION_SETTERS = {
     "write_buffer_size": ("bloomkv_options_set_write_buffer_size", int),
     "block_size": ("bloomkv_options_set_block_size", int),
     "block_cache_capacity": ("bloomkv_options_set_block_cache_capacity", int),
+    "filter_and_index_memory_limit":
+        ("bloomkv_options_set_filter_and_index_memory_limit", int),
     "max_open_files": ("bloomkv_options_set_max_open_files", int),
     "target_file_size": ("bloomkv_options_set_target_file_size", int),
     "max_background_compactions":

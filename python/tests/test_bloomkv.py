@@ -63,6 +63,22 @@ class DBTest(TempDir):
             db.put(b"empty", b"")
             self.assertEqual(db.get(b"empty"), b"")
 
+    def test_memory_limit_pages_filters_and_indexes(self):
+        # One byte: every segment's index and filter stay in the file.
+        with bloomkv.DB(self.path("db"), create_if_missing=True,
+                        filter_and_index_memory_limit=1) as db:
+            for i in range(500):
+                db.put(f"code{i:05d}", f"https://example.com/{i}")
+            db.flush()
+            usage = db.get_property("bloomkv.resource-usage")
+            self.assertIn("filter_and_index_memory_limit: 1\n", usage)
+            self.assertIn("filter_bytes: 0\n", usage)
+            self.assertNotIn("paged_filters: 0\n", usage)
+            for i in range(0, 500, 7):
+                self.assertEqual(db.get(f"code{i:05d}"),
+                                 f"https://example.com/{i}".encode())
+                self.assertIsNone(db.get(f"code{i:05d}x"))
+
     def test_errors_are_exceptions_with_the_status(self):
         with self.assertRaises(bloomkv.InvalidArgumentError) as e:
             bloomkv.DB(self.path("missing"))

@@ -435,6 +435,69 @@ static void TestFilters(void) {
   bloomkv_static_filter_destroy(fuse);
 }
 
+/* A database over its filter_and_index_memory_limit (one byte: every
+ * segment's index and filter stay in the file) answers as any other, and
+ * says so in bloomkv.resource-usage; deep_fuse_filter(0) keeps the bloom
+ * filter at every level. */
+static void TestMemoryLimit(const char* parent) {
+  char path[4200];
+  snprintf(path, sizeof(path), "%s/limited", parent);
+  char* err = NULL;
+  bloomkv_options_t* options = bloomkv_options_create();
+  bloomkv_options_set_create_if_missing(options, 1);
+  bloomkv_options_set_filter_and_index_memory_limit(options, 1);
+  bloomkv_options_set_deep_fuse_filter(options, 0, 1);
+  bloomkv_t* db = bloomkv_open(options, path, &err);
+  CHECK_NO_ERROR(err);
+  CHECK(db != NULL);
+  if (db == NULL) {
+    bloomkv_options_destroy(options);
+    return;
+  }
+  bloomkv_writeoptions_t* wo = bloomkv_writeoptions_create();
+  char key[32], value[64];
+  for (int i = 0; i < 500; i++) {
+    snprintf(key, sizeof(key), "code%05d", i);
+    snprintf(value, sizeof(value), "https://example.com/%d", i);
+    bloomkv_put(db, wo, key, strlen(key), value, strlen(value), &err);
+    CHECK_NO_ERROR(err);
+  }
+  bloomkv_flush(db, &err);
+  CHECK_NO_ERROR(err);
+  bloomkv_compact_range(db, NULL, 0, NULL, 0, &err);
+  CHECK_NO_ERROR(err);
+  char* usage = bloomkv_property_value(db, "bloomkv.resource-usage");
+  CHECK(usage != NULL);
+  if (usage != NULL) {
+    CHECK(strstr(usage, "filter_and_index_memory_limit: 1\n") != NULL);
+    CHECK(strstr(usage, "filter_bytes: 0\n") != NULL);
+    CHECK(strstr(usage, "paged_filters: 0\n") == NULL);
+    bloomkv_free(usage);
+  }
+  char* levels = bloomkv_property_value(db, "bloomkv.levels");
+  CHECK(levels != NULL && strstr(levels, "BinaryFuse") == NULL &&
+        strstr(levels, "Bloom") != NULL);
+  bloomkv_free(levels);
+  bloomkv_readoptions_t* ro = bloomkv_readoptions_create();
+  for (int i = 0; i < 500; i += 7) {
+    snprintf(key, sizeof(key), "code%05d", i);
+    snprintf(value, sizeof(value), "https://example.com/%d", i);
+    size_t n = 0;
+    char* got = bloomkv_get(db, ro, key, strlen(key), &n, &err);
+    CHECK_NO_ERROR(err);
+    CHECK(Equal(got, n, value));
+    bloomkv_free(got);
+    snprintf(key, sizeof(key), "code%05dx", i);
+    got = bloomkv_get(db, ro, key, strlen(key), &n, &err);
+    CHECK_NO_ERROR(err);
+    CHECK(got == NULL);
+  }
+  bloomkv_readoptions_destroy(ro);
+  bloomkv_writeoptions_destroy(wo);
+  bloomkv_close(db);
+  bloomkv_options_destroy(options);
+}
+
 int main(void) {
   CHECK(bloomkv_major_version() >= 0 && bloomkv_minor_version() >= 0);
   char expected[32];
@@ -448,6 +511,7 @@ int main(void) {
     return 1;
   }
   TestDatabase(dir);
+  TestMemoryLimit(dir);
   TestFilters();
   RemoveTree(dir);
   if (failures > 0) {

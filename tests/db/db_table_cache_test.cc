@@ -27,6 +27,7 @@
 #include "db/segment_output.h"
 #include "db/table_cache.h"
 #include "table/format.h"
+#include "util/hash.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
 
@@ -274,6 +275,80 @@ TEST_F(TableCacheTest, LookupPinsHoldFilesOpenThroughClosesAndEvictions) {
   EXPECT_EQ(1, env_.open());
   cache_.reset();
   EXPECT_EQ(0, env_.open());
+}
+
+// Past its memory limit the cache keeps a segment's index, and then its
+// filter too, in the file (a paged meta): the first segments keep both,
+// the next the filter alone while it fits, the rest nothing; all answer
+// the same through reads of those blocks, and an eviction frees room for
+// the next segment Loaded.
+TEST_F(TableCacheTest, SegmentsPastTheMemoryLimitArePagedAndAnswerTheSame) {
+  Build(6, 10);
+  const uint64_t per = files_[0]->meta->memory();
+  const uint64_t filter = files_[0]->meta->filter->memory();
+  ASSERT_GT(filter, 0u);
+  ASSERT_GT(per, filter);
+  EXPECT_EQ(6 * per, cache_->meta_memory());  // segments of one key each
+  // Room for two whole segments and one filter alone.
+  ASSERT_LT(filter, per);
+  const uint64_t limit = 2 * per + filter;
+  cache_ = std::make_unique<TableCache>(dir_.path(), &env_,
+                                        options_.filter_policy, nullptr, 10,
+                                        limit);
+  for (const auto& f : files_) {
+    cache_->Load(f.get());
+    ASSERT_TRUE(f->open_status.ok()) << f->open_status.ToString();
+  }
+  EXPECT_EQ(limit, cache_->meta_memory());
+  for (int number = 1; number <= 6; number++) {
+    SCOPED_TRACE("segment " + std::to_string(number));
+    const FileMetaData& f = *files_[number - 1];
+    const bool index_paged = number > 2, filter_paged = number > 3;
+    EXPECT_EQ(index_paged, f.meta->index_paged());
+    EXPECT_EQ(filter_paged, f.meta->filter_paged());
+    EXPECT_EQ(filter_paged, f.filter == nullptr);
+    ASSERT_NE(nullptr, f.meta->filter);
+    EXPECT_EQ(!index_paged ? per : !filter_paged ? filter : 0,
+              f.meta->memory());
+    EXPECT_EQ(files_[0]->meta->filter->size(), f.meta->filter->size());
+    ASSERT_TRUE(Read(number).ok());
+    // Get with the filter: a paged one is read (no cache here) with the
+    // index, then the data block.
+    TableCache::Handle h;
+    ASSERT_TRUE(cache_->Acquire(f, &h).ok());
+    SegmentReadStats stats;
+    LookupResult result;
+    std::string value;
+    ASSERT_TRUE(h.reader()
+                    ->Get(SegmentReadOptions(), UserKey(number),
+                          KeyHash(UserKey(number)), kMaxSequenceNumber,
+                          &result, &value, &stats)
+                    .ok());
+    EXPECT_EQ(LookupResult::kFound, result);
+    EXPECT_EQ((index_paged ? 1u : 0u) + (filter_paged ? 1u : 0u),
+              stats.meta_blocks_read);
+    EXPECT_EQ(1u, stats.data_blocks_read);
+    // The whole segment through an iterator.
+    std::unique_ptr<Iterator> it =
+        h.reader()->NewIterator(SegmentReadOptions(), nullptr);
+    it->SeekToFirst();
+    ASSERT_TRUE(it->Valid());
+    EXPECT_EQ(UserKey(number), ExtractUserKey(it->key()).ToString());
+    it->Next();
+    EXPECT_FALSE(it->Valid());
+    EXPECT_TRUE(it->status().ok());
+  }
+  // Evicting a resident segment frees its room: the next Load keeps its
+  // metadata again.
+  cache_->Evict(1);
+  EXPECT_EQ(limit - per, cache_->meta_memory());
+  cache_->Load(files_[0].get());
+  EXPECT_FALSE(files_[0]->meta->index_paged());
+  EXPECT_EQ(limit, cache_->meta_memory());
+  cache_->Evict(6);  // paged: nothing to free
+  EXPECT_EQ(limit, cache_->meta_memory());
+  cache_->Evict(3);  // its filter
+  EXPECT_EQ(limit - filter, cache_->meta_memory());
 }
 
 TEST_F(TableCacheTest, EvictClosesAtOnceOrAtTheLastRelease) {
@@ -867,6 +942,173 @@ TEST(DBTableCacheTest, ReportsMemoryAndOpenFiles) {
   std::string total;
   ASSERT_TRUE(db->GetProperty("bloomkv.approximate-memory-usage", &total));
   EXPECT_EQ(std::to_string(usage.at("total_bytes")), total);
+}
+
+// Filters and index blocks past Options::filter_and_index_memory_limit stay
+// in their files: at no limit, about half of what they take, and a limit
+// of one byte (every segment paged), with and without a block cache, every
+// answer is the model's (stored keys, absent keys, a full scan, after a
+// reopen too), the memory reported stays within the limit, filter
+// negatives are still counted, and the block cache keeps a paged filter
+// from being read twice.
+TEST(DBTableCacheTest, PastTheMemoryLimitFiltersAndIndexesArePagedAndAnswerTheSame) {
+  constexpr int kKeys = 4000;
+  uint64_t unlimited = 0;  // filter_bytes + index_bytes at no limit
+  for (int config = 0; config < 6; config++) {
+    const int limit_kind = config / 2;  // none, half, one byte
+    const bool cache = config % 2 == 1;
+    SCOPED_TRACE("limit kind " + std::to_string(limit_kind) +
+                 (cache ? ", block cache" : ", no block cache"));
+    const uint64_t limit = limit_kind == 0   ? 0
+                           : limit_kind == 1 ? unlimited / 2
+                                             : 1;
+    test::TempDir dir("tablecache");
+    OpenSegmentsEnv env(Env::Default());
+    Options options = BudgetOptions(&env);
+    options.block_cache_capacity = cache ? (4 << 20) : 0;
+    options.filter_and_index_memory_limit = limit;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+    std::map<std::string, std::string> model;
+    Fill(db.get(), kKeys, 200, &model);
+    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    for (int i = 0; i < kKeys; i += 3) {  // a newer generation, some deleted
+      if (i % 2 == 0) {
+        ASSERT_TRUE(db->Delete(WriteOptions(), Key(i)).ok());
+        model.erase(Key(i));
+      } else {
+        model[Key(i)] = Value(i, 1);
+        ASSERT_TRUE(db->Put(WriteOptions(), Key(i), model[Key(i)]).ok());
+      }
+    }
+    ASSERT_TRUE(db->Flush().ok());
+
+    for (int pass = 0; pass < 2; pass++) {
+      SCOPED_TRACE(pass == 0 ? "open" : "reopened");
+      // No compaction adds segments (filters not yet cached) meanwhile.
+      test::WaitForBackgroundWork(db.get());
+      auto usage = ResourceUsage(db.get());
+      const uint64_t held = usage.at("filter_bytes") + usage.at("index_bytes");
+      const uint64_t segments = usage.at("segments");
+      ASSERT_GT(segments, 3u * kSegmentBudget);
+      if (limit_kind == 0) {
+        unlimited = held;
+        EXPECT_EQ(0u, usage.at("paged_indexes"));
+        EXPECT_EQ(0u, usage.at("paged_filters"));
+      } else {
+        EXPECT_LE(held, limit);
+        EXPECT_GT(usage.at("paged_indexes"), 0u);
+        EXPECT_LE(usage.at("paged_filters"), usage.at("paged_indexes"));
+        if (limit_kind == 2) {
+          EXPECT_EQ(segments, usage.at("paged_indexes"));
+          EXPECT_EQ(segments, usage.at("paged_filters"));
+        }
+      }
+      EXPECT_EQ(limit, usage.at("filter_and_index_memory_limit"));
+      for (int i = 0; i < kKeys; i++) {
+        std::string got;
+        const Status s = db->Get(ReadOptions(), Key(i), &got);
+        auto it = model.find(Key(i));
+        if (it == model.end()) {
+          ASSERT_TRUE(s.IsNotFound()) << Key(i) << " " << s.ToString();
+        } else {
+          ASSERT_TRUE(s.ok()) << Key(i) << " " << s.ToString();
+          ASSERT_EQ(it->second, got) << Key(i);
+        }
+      }
+      const DbStats before = db->GetStats();
+      for (int round = 0; round < 2; round++) {
+        const DbStats round_before = db->GetStats();
+        for (int i = 0; i < kKeys; i += 2) {
+          std::string got;
+          ASSERT_TRUE(db->Get(ReadOptions(), Key(i) + "x", &got).IsNotFound());
+        }
+        const DbStats after = db->GetStats();
+        const uint64_t meta_reads =
+            after.meta_blocks_read - round_before.meta_blocks_read;
+        if (limit_kind == 0) { EXPECT_EQ(0u, meta_reads); }
+        if (limit_kind == 2 && !cache) { EXPECT_GT(meta_reads, 0u); }
+        // The second round finds every paged filter in the cache.
+        if (cache && round == 1) { EXPECT_EQ(0u, meta_reads); }
+      }
+      const DbStats after = db->GetStats();
+      EXPECT_GT(after.filter_negatives - before.filter_negatives,
+                static_cast<uint64_t>(kKeys) / 2);
+      std::unique_ptr<Iterator> it = db->NewIterator(ReadOptions());
+      auto m = model.begin();
+      for (it->SeekToFirst(); it->Valid(); it->Next(), ++m) {
+        ASSERT_NE(model.end(), m);
+        ASSERT_EQ(m->first, it->key().ToString());
+        ASSERT_EQ(m->second, it->value().ToString());
+      }
+      ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+      EXPECT_EQ(model.end(), m);
+      it.reset();
+      // Sizes from the indexes, read from the files when paged.
+      const std::string first = Key(0), middle = Key(kKeys / 2),
+                        end = Key(kKeys);
+      const Range ranges[] = {{first, end}, {first, middle}};
+      uint64_t sizes[2] = {};
+      db->GetApproximateSizes(ranges, 2, sizes);
+      EXPECT_GT(sizes[1], sizes[0] / 4);
+      EXPECT_LT(sizes[1], sizes[0] * 3 / 4);
+      db.reset();
+      ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+    }
+  }
+}
+
+// A paged segment's filter and index are read from the file after the
+// database checked them at Open: damage to them afterwards is Corruption
+// naming the file and the block's offset, never a wrong answer.
+TEST(DBTableCacheTest, DamagedPagedFilterOrIndexIsCorruptionNamingTheFile) {
+  for (const bool filter : {true, false}) {
+    SCOPED_TRACE(filter ? "filter" : "index");
+    test::TempDir dir("tablecache");
+    Options options = BudgetOptions(Env::Default());
+    options.block_cache_capacity = 0;
+    options.filter_and_index_memory_limit = 1;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+    Fill(db.get(), 2000, 200, nullptr);
+    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    const std::vector<SegmentInfo> segments = db->GetSegmentInfo();
+    const SegmentInfo& victim = segments[segments.size() / 2];
+    ASSERT_TRUE(victim.index_paged && victim.filter_paged);
+
+    const std::string& fname = victim.file_name;
+    const auto size = std::filesystem::file_size(fname);
+    std::fstream f(fname, std::ios::in | std::ios::out | std::ios::binary);
+    std::string footer_bytes(kFooterSize, '\0');
+    f.seekg(static_cast<std::streamoff>(size - kFooterSize));
+    f.read(footer_bytes.data(), kFooterSize);
+    Footer footer;
+    ASSERT_TRUE(
+        footer.DecodeFrom(footer_bytes, fname, size - kFooterSize).ok());
+    const BlockHandle& h = filter ? footer.filter_handle : footer.index_handle;
+    ASSERT_GT(h.size, 0u);
+    const auto offset = static_cast<std::streamoff>(h.offset + h.size / 2);
+    char c = 0;
+    f.seekg(offset);
+    f.read(&c, 1);
+    c = static_cast<char>(c ^ 0x40);
+    f.seekp(offset);
+    f.write(&c, 1);
+    f.close();
+
+    std::string got;
+    const Status s = db->Get(ReadOptions(), victim.smallest_key, &got);
+    ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+    EXPECT_NE(std::string::npos, s.ToString().find(fname)) << s.ToString();
+    EXPECT_NE(std::string::npos,
+              s.ToString().find("offset " + std::to_string(h.offset)))
+        << s.ToString();
+    // The other segments answer.
+    for (const SegmentInfo& seg : segments) {
+      if (seg.file_number == victim.file_number) continue;
+      ASSERT_TRUE(db->Get(ReadOptions(), seg.smallest_key, &got).ok());
+    }
+  }
 }
 
 TEST(DBTableCacheTest, MaxOpenFilesBelowTheMinimumIsRejected) {

@@ -200,8 +200,12 @@ std::string ServiceMetrics::Render(const bloomkv::DbStats& stats) const {
           stats.filter_false_positives);
   Counter(&out, "bloomkv_data_blocks_read_total",
           "Data blocks read from segment files.", stats.data_blocks_read);
+  Counter(&out, "bloomkv_meta_blocks_read_total",
+          "Index and filter blocks read from segment files (segments past "
+          "the filter and index memory limit).",
+          stats.meta_blocks_read);
   Counter(&out, "bloomkv_bytes_read_total",
-          "Bytes of data blocks read from segment files.", stats.bytes_read);
+          "Bytes of blocks read from segment files.", stats.bytes_read);
   Counter(&out, "bloomkv_block_cache_hits_total", "Block cache hits.",
           stats.block_cache_hits);
   Counter(&out, "bloomkv_block_cache_misses_total", "Block cache misses.",

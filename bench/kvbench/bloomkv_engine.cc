@@ -79,6 +79,7 @@ class BloomkvEngine : public Engine {
       max_open_files_applied_ =
           SetMaxOpenFilesIfSupported(&o, options_.max_open_files);
     }
+    o.filter_and_index_memory_limit = options_.meta_limit_bytes;
     auto name = CompressionTypeName;
     // Per level where the levels differ, e.g. "L0 none, L1 none, then lz4".
     compression_.clear();
@@ -114,6 +115,11 @@ class BloomkvEngine : public Engine {
             : options_.mmap_reads > 0 ? ", mmap reads"
                                       : ", pread reads") +
            (options_.sync_writes ? ", synced writes" : "") +
+           (options_.meta_limit_bytes == 0
+                ? ""
+                : ", filters+indexes limited to " +
+                      std::to_string(options_.meta_limit_bytes >> 10) +
+                      " KiB") +
            (options_.max_open_files <= 0 ? ""
             : max_open_files_applied_
                 ? ", max_open_files " + std::to_string(options_.max_open_files)

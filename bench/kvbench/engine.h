@@ -43,6 +43,8 @@ struct EngineOptions {
   size_t write_buffer_bytes = 4 << 20;
   // Table files an engine keeps open at once; 0: the engine's default.
   int max_open_files = 0;
+  // bloomkv only: Options::filter_and_index_memory_limit (0: none).
+  uint64_t meta_limit_bytes = 0;
   // Every write synced to its log before it returns (WriteOptions::sync).
   bool sync_writes = false;
   // bloomkv only: read segment files through memory mappings (1), with

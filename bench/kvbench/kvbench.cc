@@ -54,6 +54,7 @@ struct Flags {
   std::string settle = "background";
   // One store per value, side by side (0: the engine's default).
   std::vector<int> max_open_files = {0};
+  std::vector<uint64_t> meta_limit_kib = {0};
   uint64_t lmdb_map_gib = 1024;
   bool sync = false;
   std::string mmap_reads = "default";
@@ -110,9 +111,10 @@ std::string Join(const std::vector<std::string>& v) {
   return s;
 }
 
-std::string JoinInts(const std::vector<int>& v) {
+template <typename Int>
+std::string JoinInts(const std::vector<Int>& v) {
   std::vector<std::string> s;
-  for (int x : v) s.push_back(std::to_string(x));
+  for (Int x : v) s.push_back(std::to_string(x));
   return Join(s);
 }
 
@@ -126,6 +128,9 @@ struct FilterConfig {
   // Not a filter setting, but the store's: its engine's max_open_files
   // (0: the default), one of --max_open_files.
   int max_open_files = 0;
+  // bloomkv's filter_and_index_memory_limit in KiB (0: none), one of
+  // --meta_limit_kib.
+  uint64_t meta_limit_kib = 0;
 
   bool on() const {
     return bits_per_key > 0 || deep_filter == "fuse8" || deep_filter == "fuse16";
@@ -140,6 +145,7 @@ struct FilterConfig {
                         : deep_filter == "bloom" ? std::string(buf)
                                                  : std::string(buf) + "+" + deep_filter;
     if (max_open_files > 0) label += "-mof" + std::to_string(max_open_files);
+    if (meta_limit_kib > 0) label += "-meta" + std::to_string(meta_limit_kib);
     return label;
   }
 };
@@ -171,6 +177,7 @@ EngineOptions MakeEngineOptions(const Flags& flags,
   eo.block_cache_bytes = flags.cache_mb << 20;
   eo.write_buffer_bytes = flags.write_buffer_mb << 20;
   eo.max_open_files = filter.max_open_files;
+  eo.meta_limit_bytes = filter.meta_limit_kib << 10;
   eo.lmdb_map_gib = flags.lmdb_map_gib;
   eo.sync_writes = flags.sync;
   eo.mmap_reads = flags.mmap_reads == "default" ? -1
@@ -224,6 +231,7 @@ std::unique_ptr<Store> OpenStore(const std::string& engine_name,
   r.deep_filter = filter.deep_filter;
   r.deep_filter_level = flags.deep_filter_level;
   r.max_open_files = filter.max_open_files;
+  r.meta_limit_kib = filter.meta_limit_kib;
   r.minimize_filter_fp =
       engine_name == "bloomkv" && flags.filter_allocation == "minimize";
   r.settle_mode = flags.settle;
@@ -475,6 +483,11 @@ int Main(int argc, char** argv) {
                  "list (0,100): one store per value, side by side")
       ->check(CLI::Range(0, 1 << 20))
       ->delimiter(',');
+  app.add_option("--meta_limit_kib", flags.meta_limit_kib,
+                 "bloomkv's filter_and_index_memory_limit in KiB (0: none), "
+                 "or a list (0,8192): one store per value, side by side")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40))
+      ->delimiter(',');
   app.add_option("--lmdb_map_gib", flags.lmdb_map_gib,
                  "LMDB's map size in GiB (default 1024; smaller under "
                  "valgrind)")
@@ -607,8 +620,11 @@ int Main(int argc, char** argv) {
     std::vector<FilterConfig> expanded;
     for (const FilterConfig& f : settings) {
       for (int m : flags.max_open_files) {
-        expanded.push_back(f);
-        expanded.back().max_open_files = m;
+        for (uint64_t limit : flags.meta_limit_kib) {
+          expanded.push_back(f);
+          expanded.back().max_open_files = m;
+          expanded.back().meta_limit_kib = limit;
+        }
       }
     }
     settings = std::move(expanded);
@@ -668,6 +684,7 @@ int Main(int argc, char** argv) {
                    {"drop_caches", flags.drop_caches ? "on" : "off"},
                    {"batch", std::to_string(flags.batch)},
                    {"max_open_files", JoinInts(flags.max_open_files)},
+                   {"meta_limit_kib", JoinInts(flags.meta_limit_kib)},
                    {"sync", flags.sync ? "true" : "false"},
                    {"mmap_reads", flags.mmap_reads},
                    {"compression", flags.compression},
@@ -723,9 +740,15 @@ int Main(int argc, char** argv) {
                        e.c_str(), filter.Label().c_str());
           continue;
         }
+        if (filter.meta_limit_kib > 0 && e != "bloomkv") {
+          std::fprintf(stderr, "note: --meta_limit_kib is bloomkv's; %s %s skipped\n",
+                       e.c_str(), filter.Label().c_str());
+          continue;
+        }
         const std::string dir =
             base + "/" + e + (filter.on() ? "-filters" : "-nofilter") +
-            (flags.filter_configs.empty() && flags.max_open_files.size() == 1
+            (flags.filter_configs.empty() && flags.max_open_files.size() == 1 &&
+                     flags.meta_limit_kib.size() == 1
                  ? ""
                  : "-" + filter.Label());
         stores.push_back(OpenStore(e, filter, flags, codes, urls, dir));

@@ -30,6 +30,7 @@ struct RunResult {
   int deep_filter_level = 1;
   bool minimize_filter_fp = false;
   int max_open_files = 0;  // the engine's option (0: its default)
+  uint64_t meta_limit_kib = 0;  // bloomkv's filter_and_index_memory_limit
   std::string description;
   std::vector<PhaseResult> phases;
   double settle_seconds = 0;  // flush + compaction before reads

@@ -122,13 +122,14 @@ void TableCache::Load(FileMetaData* f) {
     bool keep_all, keep_filter = false;
     {
       MutexLock guard(&mu_);
-      auto fits = [this](uint64_t bytes) {
-        return meta_memory_limit_ == 0 ||
-               meta_memory_ + bytes <= meta_memory_limit_;
-      };
-      keep_all = fits(meta_memory);
+      const uint64_t room =
+          meta_memory_limit_ == 0 ? UINT64_MAX
+          : meta_memory_ < meta_memory_limit_
+              ? meta_memory_limit_ - meta_memory_
+              : 0;
+      keep_all = meta_memory <= room;
       if (!keep_all) {
-        keep_filter = filter_memory > 0 && fits(filter_memory);
+        keep_filter = filter_memory > 0 && filter_memory <= room;
         meta_memory = keep_filter ? filter_memory : 0;
       }
       meta_memory_ += meta_memory;

@@ -25,14 +25,16 @@ bool SegmentLookup::Consult(const FileMetaData& f, int level) {
   }
   SegmentCounters::Shard& fc = f.counters.ShardFor(thread_);
   fc.Add(kSegmentLookups, 1);
-  // A filter in memory (f.filter) answers a negative with no open file; a
-  // paged one (the database over its filter_and_index_memory_limit) is
-  // read by the segment's reader.
-  const bool has_filter = f.meta != nullptr && f.meta->filter != nullptr;
-  const bool paged_filter = has_filter && f.filter == nullptr;
-  if (t != nullptr) t->had_filter = has_filter;
-  if (f.filter != nullptr && !f.filter->KeyMayMatch(hash_)) {
-    return FilterNegative(fc, t);
+  // A filter in memory (f.filter) answers a negative with no open file and
+  // without touching f.meta; a paged one (the database over its
+  // filter_and_index_memory_limit) is read by the segment's reader.
+  bool paged_filter = false;
+  if (f.filter != nullptr) {
+    if (t != nullptr) t->had_filter = true;
+    if (!f.filter->KeyMayMatch(hash_)) return FilterNegative(fc, t);
+  } else {
+    paged_filter = f.meta != nullptr && f.meta->filter != nullptr;
+    if (t != nullptr) t->had_filter = paged_filter;
   }
   TableCache::Handle segment;
   status_ = table_cache_->AcquireForLookup(f, thread_, &segment);

@@ -215,15 +215,20 @@ class BloomkvEngine : public Engine {
       }
     }
     f.filter_bytes = filter_bytes;
-    // Index bytes, where this bloomkv reports them ("bloomkv.resource-usage":
-    // "name: value" lines; index blocks of the open segments).
+    // Filter and index bytes held in memory, where this bloomkv reports
+    // them ("bloomkv.resource-usage": "name: value" lines; segments past
+    // filter_and_index_memory_limit hold less than filter_bytes says).
     std::string usage;
     if (db_->GetProperty("bloomkv.resource-usage", &usage)) {
-      const std::string kIndex = "index_bytes: ";
-      const size_t at = usage.find(kIndex);
-      if (at != std::string::npos) {
-        f.filter_and_index_bytes =
-            filter_bytes + std::stoull(usage.substr(at + kIndex.size()));
+      auto line = [&usage](const std::string& name) -> std::optional<uint64_t> {
+        const size_t at = usage.find("\n" + name + ": ");
+        if (at == std::string::npos) return std::nullopt;
+        return std::stoull(usage.substr(at + name.size() + 3));
+      };
+      const auto held_filters = line("filter_bytes");
+      const auto held_indexes = line("index_bytes");
+      if (held_filters && held_indexes) {
+        f.filter_and_index_bytes = *held_filters + *held_indexes;
       }
     }
     if (keys > 0) {

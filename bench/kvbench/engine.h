@@ -79,7 +79,9 @@ struct EngineCounters {
 struct FilterSummary {
   uint64_t files = 0;
   uint64_t files_at_level0 = 0;
-  std::optional<uint64_t> filter_bytes;  // held in memory
+  // Bytes of the files' filters (for bloomkv, in memory or, past its
+  // filter_and_index_memory_limit, paged from the files).
+  std::optional<uint64_t> filter_bytes;
   // Filter and index bytes held in memory, where the engine reports them
   // (RocksDB's table readers; bloomkv's "bloomkv.resource-usage", where the
   // build has that property).

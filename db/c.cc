@@ -178,6 +178,14 @@ void bloomkv_delete(bloomkv_t* db, const bloomkv_writeoptions_t* options,
             db->rep->Delete(WriteOptionsOf(options), Slice(key, keylen)));
 }
 
+void bloomkv_delete_range(bloomkv_t* db, const bloomkv_writeoptions_t* options,
+                          const char* begin, size_t beginlen, const char* end,
+                          size_t endlen, char** errptr) {
+  SaveError(errptr, db->rep->DeleteRange(WriteOptionsOf(options),
+                                         Slice(begin, beginlen),
+                                         Slice(end, endlen)));
+}
+
 void bloomkv_write(bloomkv_t* db, const bloomkv_writeoptions_t* options,
                    bloomkv_writebatch_t* batch, char** errptr) {
   SaveError(errptr, db->rep->Write(WriteOptionsOf(options), &batch->rep));
@@ -345,31 +353,57 @@ void bloomkv_writebatch_delete(bloomkv_writebatch_t* batch, const char* key,
   batch->rep.Delete(Slice(key, klen));
 }
 
-void bloomkv_writebatch_iterate(
+void bloomkv_writebatch_delete_range(bloomkv_writebatch_t* batch,
+                                     const char* begin, size_t beginlen,
+                                     const char* end, size_t endlen) {
+  batch->rep.DeleteRange(Slice(begin, beginlen), Slice(end, endlen));
+}
+
+void bloomkv_writebatch_iterate_ranges(
     const bloomkv_writebatch_t* batch, void* state,
     void (*put)(void* state, const char* k, size_t klen, const char* v,
                 size_t vlen),
-    void (*deleted)(void* state, const char* k, size_t klen)) {
+    void (*deleted)(void* state, const char* k, size_t klen),
+    void (*deleted_range)(void* state, const char* begin, size_t beginlen,
+                          const char* end, size_t endlen)) {
   class Forward final : public WriteBatch::Handler {
    public:
-    Forward(void* state,
-            void (*put)(void*, const char*, size_t, const char*, size_t),
-            void (*deleted)(void*, const char*, size_t))
-        : state_(state), put_(put), deleted_(deleted) {}
+    using PutFn = void (*)(void*, const char*, size_t, const char*, size_t);
+    using DeleteFn = void (*)(void*, const char*, size_t);
+    Forward(void* state, PutFn put, DeleteFn deleted, PutFn deleted_range)
+        : state_(state),
+          put_(put),
+          deleted_(deleted),
+          deleted_range_(deleted_range) {}
     void Put(const Slice& key, const Slice& value) override {
       put_(state_, key.data(), key.size(), value.data(), value.size());
     }
     void Delete(const Slice& key) override {
       deleted_(state_, key.data(), key.size());
     }
+    void DeleteRange(const Slice& begin, const Slice& end) override {
+      if (deleted_range_ != nullptr) {
+        deleted_range_(state_, begin.data(), begin.size(), end.data(),
+                       end.size());
+      }
+    }
 
    private:
     void* const state_;
-    void (*const put_)(void*, const char*, size_t, const char*, size_t);
-    void (*const deleted_)(void*, const char*, size_t);
+    const PutFn put_;
+    const DeleteFn deleted_;
+    const PutFn deleted_range_;  // null: range deletions passed over
   };
-  Forward handler(state, put, deleted);
+  Forward handler(state, put, deleted, deleted_range);
   batch->rep.Iterate(&handler).PermitUncheckedError();
+}
+
+void bloomkv_writebatch_iterate(
+    const bloomkv_writebatch_t* batch, void* state,
+    void (*put)(void* state, const char* k, size_t klen, const char* v,
+                size_t vlen),
+    void (*deleted)(void* state, const char* k, size_t klen)) {
+  bloomkv_writebatch_iterate_ranges(batch, state, put, deleted, nullptr);
 }
 
 // ---- options -------------------------------------------------------------

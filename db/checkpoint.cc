@@ -67,9 +67,7 @@ Status WriteManifest(Env* env, const std::string& dir,
   edit.SetLogNumber(files.log_number);
   edit.SetNextFileNumber(files.manifest_number + 1);
   edit.SetLastSequence(files.last_sequence);
-  for (int level = 0; level < kNumLevels; level++) {
-    for (const auto& f : files.version->files(level)) edit.AddFile(level, f);
-  }
+  AddVersionContents(*files.version, &edit);
   return WriteManifestFile(env, ManifestFileName(dir, files.manifest_number),
                            edit);
 }

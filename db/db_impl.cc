@@ -599,6 +599,7 @@ Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
                              FlushFilterPolicy(*mem), &meta);
       if (!s.ok()) return s;
       if (meta != nullptr) edit->AddFile(0, std::move(meta));
+      AddFlushedRangeTombstones(*mem, edit);
       mem = NewMemTable();
     }
   }
@@ -632,6 +633,7 @@ Status DBImpl::ReplayLog(uint64_t number, SequenceNumber* max_sequence,
   s = WriteLevel0Segment(mem.get(), versions_->NewFileNumber(),
                          FlushFilterPolicy(*mem), &meta);
   if (s.ok() && meta != nullptr) edit->AddFile(0, std::move(meta));
+  if (s.ok()) AddFlushedRangeTombstones(*mem, edit);
   return s;
 }
 

@@ -79,6 +79,8 @@ struct CheckpointFiles;
 // Within kMaxKeySize / kMaxValueSize; InvalidArgument saying why otherwise.
 Status ValidateKey(const Slice& key);
 Status ValidateValue(const Slice& value);
+// A DeleteRange's bounds: each within kMaxKeySize, begin <= end.
+Status ValidateRange(const Slice& begin, const Slice& end);
 // A new memtable, owned by the shared_ptr (MemTable is reference-counted by
 // hand, its iterators holding references too; the pointer owns one).
 std::shared_ptr<MemTable> NewMemTable();
@@ -91,6 +93,8 @@ class DBImpl final : public DB {
   Status Put(const WriteOptions& options, const Slice& key,
              const Slice& value) override;
   Status Delete(const WriteOptions& options, const Slice& key) override;
+  Status DeleteRange(const WriteOptions& options, const Slice& begin,
+                     const Slice& end) override;
   Status Write(const WriteOptions& options, WriteBatch* updates) override;
   Status Get(const ReadOptions& options, const Slice& key,
              std::string* value) override;
@@ -145,6 +149,8 @@ class DBImpl final : public DB {
     std::atomic<uint64_t> compaction_bytes_read{0};
     std::atomic<uint64_t> compaction_bytes_written{0};
     std::atomic<uint64_t> compaction_filter_drops{0};
+    // Entries compactions dropped because a range tombstone covers them.
+    std::atomic<uint64_t> compaction_range_drops{0};
     std::atomic<uint64_t> stall_micros{0};  // the two below together
     std::atomic<uint64_t> write_delay_micros{0};
     std::atomic<uint64_t> write_stop_micros{0};
@@ -258,6 +264,26 @@ class DBImpl final : public DB {
   Status LookUp(const ReadView& view, const SegmentReadOptions& sro,
                 const Slice& key, uint64_t hash, SequenceNumber snapshot,
                 std::string* value, GetTrace* trace, size_t thread);
+
+  // Range tombstones (db/range_tombstones.h). Whether an entry of key with
+  // sequence `sequence` is deleted by a range tombstone of view, as seen at
+  // snapshot.
+  static bool CoveredByRangeTombstone(const ReadView& view, const Slice& key,
+                                      SequenceNumber sequence,
+                                      SequenceNumber snapshot);
+  // The range tombstones of view's memtables and version with sequence <=
+  // snapshot, as one set; null if none.
+  static std::shared_ptr<const RangeTombstoneSet> RangeTombstonesOf(
+      const ReadView& view, SequenceNumber snapshot);
+  // Puts mem's range tombstones into *edit, the edit that records mem's
+  // segment.
+  static void AddFlushedRangeTombstones(const MemTable& mem,
+                                        VersionEdit* edit);
+  // Forgets (in one manifest edit) every flushed range tombstone that no
+  // longer covers anything: each segment overlapping its range had it
+  // applied (FileMetaData::range_deletions_applied). After each flush and
+  // compaction.
+  void RetireRangeTombstones() REQUIRES(mu_);
 
   // Publishes mem_, imm_ and the current version as the view new reads
   // pin. Called after every change of any of them.

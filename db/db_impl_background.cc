@@ -2,6 +2,7 @@
 // loops, flushing a memtable into a level-0 segment, and the sticky
 // background error. The compactions themselves are in
 // db_impl_compaction.cc.
+#include <algorithm>
 #include <cinttypes>
 
 #include "db/db_impl.h"
@@ -82,7 +83,16 @@ Status DBImpl::FlushImmutable() {
   mu_.Lock();
   if (s.ok()) {
     VersionEdit edit;
+    const auto& flushed = versions_->current()->range_tombstones();
+    if (meta != nullptr && flushed != nullptr &&
+        flushed->smallest_sequence() < imm->smallest_sequence()) {
+      // Every entry is newer than the flushed tombstones, so none of them
+      // covers anything in it. Recorded only when that is news, so that a
+      // database without range deletions keeps its manifest format.
+      meta->range_deletions_applied = imm->smallest_sequence() - 1;
+    }
     if (meta != nullptr) edit.AddFile(0, std::move(meta));
+    AddFlushedRangeTombstones(*imm, &edit);
     // Every log older than the current one is now covered by segments. The
     // edit names the current log, whose directory entry is durable: the
     // switch that made imm created it before WriteLevel0Segment synced the
@@ -100,8 +110,62 @@ Status DBImpl::FlushImmutable() {
   }
   imm_.reset();
   InstallReadView();
+  RetireRangeTombstones();
   DeleteObsoleteFiles();
   return s;
+}
+
+void DBImpl::AddFlushedRangeTombstones(const MemTable& mem,
+                                       VersionEdit* edit) {
+  if (!mem.HasRangeTombstones()) return;
+  for (const RangeTombstone& t : mem.range_tombstones()->tombstones()) {
+    edit->AddRangeTombstone(t);
+  }
+}
+
+void DBImpl::RetireRangeTombstones() {
+  const std::shared_ptr<const Version> v = versions_->current();
+  if (v->range_tombstones() == nullptr) return;
+  // Whether a segment of `files` overlapping t's range has not had t
+  // applied. Deeper levels are sorted and disjoint: the search starts at
+  // the first segment that can overlap.
+  auto holds_covered = [](const Version::FileList& files, bool sorted,
+                          const RangeTombstone& t) {
+    auto it = files.begin();
+    if (sorted) {
+      it = std::lower_bound(files.begin(), files.end(), Slice(t.begin),
+                            [](const auto& f, const Slice& k) {
+                              return ExtractUserKey(f->largest).compare(k) < 0;
+                            });
+    }
+    for (; it != files.end(); ++it) {
+      const FileMetaData& f = **it;
+      if (sorted && ExtractUserKey(f.smallest).compare(t.end) >= 0) break;
+      if (f.range_deletions_applied < t.sequence &&
+          t.Overlaps(ExtractUserKey(f.smallest), ExtractUserKey(f.largest))) {
+        return true;
+      }
+    }
+    return false;
+  };
+  VersionEdit edit;
+  for (const RangeTombstone& t : v->range_tombstones()->tombstones()) {
+    // The memtables hold only newer entries: t's own was flushed.
+    bool covers_something = false;
+    for (int level = 0; level < kNumLevels && !covers_something; level++) {
+      covers_something = holds_covered(v->files(level), level > 0, t);
+    }
+    if (!covers_something) edit.RemoveRangeTombstone(t.sequence);
+  }
+  if (edit.removed_range_tombstones().empty()) return;
+  Status s = versions_->LogAndApply(&edit, &mu_);
+  if (!s.ok()) {
+    RecordBackgroundError(s);
+    return;
+  }
+  InstallReadView();
+  Log(info_log_, "Retired %zu range tombstones: nothing left they cover",
+      edit.removed_range_tombstones().size());
 }
 
 std::shared_ptr<const FilterPolicy> DBImpl::FlushFilterPolicy(
@@ -115,7 +179,8 @@ Status DBImpl::WriteLevel0Segment(
     std::shared_ptr<const FilterPolicy> filter_policy,
     std::shared_ptr<FileMetaData>* meta) {
   meta->reset();
-  if (mem->Empty()) return Status::OK();
+  // A memtable of range tombstones alone makes no segment.
+  if (mem->NumEntries() == 0) return Status::OK();
   const uint64_t start_micros = env_->NowMicros();
   SegmentOutput out(options_, dbname_, number, std::move(filter_policy),
                     CompressionForLevel(options_, 0));

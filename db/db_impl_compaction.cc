@@ -115,6 +115,7 @@ Status DBImpl::RunCompaction(Compaction* c) {
     s = versions_->LogAndApply(&edit, &mu_);
     manifest_attempted = true;
     InstallReadView();
+    if (s.ok()) RetireRangeTombstones();
   }
   // Sticky before the outputs leave pending_outputs_: after a failed
   // LogAndApply the manifest may name them, so nothing may delete them,
@@ -149,6 +150,19 @@ Status DBImpl::MergeCompactionInputs(Compaction* c, VersionEdit* edit) {
       FilterPolicyForOutput(options_, *versions_->current(), c, 0);
   const CompressionType compression =
       CompressionForLevel(options_, c->output_level());
+  // The range tombstones every snapshot sees, flushed ones only: applying
+  // one still only in a memtable could outlast it, were its unsynced log
+  // lost in a crash. Every tombstone up to `applied` is among them (the
+  // memtables hold only later sequences), so the outputs record that.
+  SequenceNumber applied = smallest_snapshot;
+  for (const MemTable* m : {imm_.get(), mem_.get()}) {
+    if (m != nullptr && m->smallest_sequence() != 0) {
+      applied = std::min(applied, m->smallest_sequence() - 1);
+    }
+  }
+  const std::shared_ptr<const RangeTombstoneSet> range_tombstones =
+      RangeTombstoneSet::Merge({versions_->current()->range_tombstones().get()},
+                               applied);
   mu_.Unlock();
 
   SegmentReadOptions sro;
@@ -176,6 +190,7 @@ Status DBImpl::MergeCompactionInputs(Compaction* c, VersionEdit* edit) {
   std::unique_ptr<SegmentOutput> out;
   std::vector<std::shared_ptr<FileMetaData>> outputs;
   uint64_t filter_drops = 0;
+  uint64_t range_drops = 0;
   auto finish_output = [&]() -> Status {
     std::shared_ptr<FileMetaData> meta;
     Status fs = out->Finish(&meta);
@@ -222,6 +237,13 @@ Status DBImpl::MergeCompactionInputs(Compaction* c, VersionEdit* edit) {
     if (last_sequence_for_key <= smallest_snapshot) {
       // A newer entry of this key is visible to every snapshot.
       drop = true;
+    } else if (range_tombstones != nullptr &&
+               range_tombstones->Covers(ikey.user_key, ikey.sequence,
+                                        applied)) {
+      // Deleted by a range, as every snapshot sees it (and so are the
+      // older entries of the key).
+      drop = true;
+      range_drops++;
     } else {
       if (filter != nullptr && ikey.type == ValueType::kValue &&
           (!has_snapshots || ikey.sequence > largest_snapshot) &&
@@ -286,11 +308,16 @@ Status DBImpl::MergeCompactionInputs(Compaction* c, VersionEdit* edit) {
     if (out != nullptr) out->Abandon();
     return s;
   }
-  for (const auto& f : outputs) edit->AddFile(c->output_level(), f);
+  for (const auto& f : outputs) {
+    if (range_tombstones != nullptr) f->range_deletions_applied = applied;
+    edit->AddFile(c->output_level(), f);
+  }
   counters_->compaction_bytes_written.fetch_add(bytes_written,
                                                 std::memory_order_relaxed);
   counters_->compaction_filter_drops.fetch_add(filter_drops,
                                                std::memory_order_relaxed);
+  counters_->compaction_range_drops.fetch_add(range_drops,
+                                              std::memory_order_relaxed);
   return s;
 }
 

@@ -228,6 +228,23 @@ Status CheckIngestOverlap(const std::vector<IngestFile>& ingest,
           "overlaps the memtable (key " + Slice(key).ToEscapedString() +
               "): ingested key ranges must hold nothing yet");
     }
+    // An ingested entry (sequence 0) is older than any range tombstone.
+    const auto mem_set = mem->range_tombstones();
+    const auto imm_set = imm != nullptr ? imm->range_tombstones() : nullptr;
+    for (const RangeTombstoneSet* set :
+         {v.range_tombstones().get(), mem_set.get(), imm_set.get()}) {
+      if (set == nullptr) continue;
+      for (const RangeTombstone& t : set->tombstones()) {
+        if (t.Overlaps(lo, hi)) {
+          return Status::InvalidArgument(
+              f.source + " " + RangeString(lo, hi),
+              "overlaps the range deletion [" +
+                  Slice(t.begin).ToEscapedString() + ", " +
+                  Slice(t.end).ToEscapedString() +
+                  "), which would hide it: compact the range first");
+        }
+      }
+    }
     for (int level = 0; level < kNumLevels; level++) {
       for (const auto& g : v.files(level)) {
         const Slice glo = ExtractUserKey(g->smallest);

@@ -34,6 +34,7 @@ DbStats DBImpl::GetStats() {
   st.compaction_bytes_read = c.compaction_bytes_read.load();
   st.compaction_bytes_written = c.compaction_bytes_written.load();
   st.compaction_filter_drops = c.compaction_filter_drops.load();
+  st.compaction_range_drops = c.compaction_range_drops.load();
   st.stall_micros = c.stall_micros.load();
   st.write_delay_micros = c.write_delay_micros.load();
   st.write_stop_micros = c.write_stop_micros.load();
@@ -132,11 +133,25 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
   }
   std::shared_ptr<const Version> v;
   size_t mem_usage = 0;
+  size_t memtable_range_tombstones = 0;
   {
     MutexLock guard(&mu_);
     v = versions_->current();
     mem_usage = mem_->ApproximateMemoryUsage() +
                 (imm_ != nullptr ? imm_->ApproximateMemoryUsage() : 0);
+    for (const MemTable* m : {mem_.get(), imm_.get()}) {
+      if (m != nullptr && m->HasRangeTombstones()) {
+        memtable_range_tombstones += m->range_tombstones()->tombstones().size();
+      }
+    }
+  }
+  if (name == "bloomkv.num-range-tombstones") {
+    *value = std::to_string(
+        memtable_range_tombstones +
+        (v->range_tombstones() != nullptr
+             ? v->range_tombstones()->tombstones().size()
+             : 0));
+    return true;
   }
   const std::string kFilesAtLevel = "bloomkv.num-files-at-level";
   if (name.compare(0, kFilesAtLevel.size(), kFilesAtLevel) == 0) {

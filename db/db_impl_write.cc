@@ -39,6 +39,23 @@ Status ValidateValue(const Slice& value) {
   return Status::OK();
 }
 
+Status ValidateRange(const Slice& begin, const Slice& end) {
+  for (const Slice* bound : {&begin, &end}) {
+    if (bound->size() > kMaxKeySize) {
+      return Status::InvalidArgument(
+          "range bound of " + std::to_string(bound->size()) +
+          " bytes exceeds the " + std::to_string(kMaxKeySize) +
+          "-byte key limit");
+    }
+  }
+  if (begin.compare(end) > 0) {
+    return Status::InvalidArgument("range begin " + begin.ToEscapedString() +
+                                   " is after its end " +
+                                   end.ToEscapedString());
+  }
+  return Status::OK();
+}
+
 namespace {
 
 // Checks every key and value of a batch against the limits.
@@ -50,6 +67,9 @@ class BatchValidator final : public WriteBatch::Handler {
   }
   void Delete(const Slice& key) override {
     if (status.ok()) status = ValidateKey(key);
+  }
+  void DeleteRange(const Slice& begin, const Slice& end) override {
+    if (status.ok()) status = ValidateRange(begin, end);
   }
   Status status;
 };
@@ -93,6 +113,15 @@ Status DBImpl::Delete(const WriteOptions& options, const Slice& key) {
   if (!s.ok()) return s;
   WriteBatch batch;
   batch.Delete(key);
+  return WriteValidated(options, &batch);
+}
+
+Status DBImpl::DeleteRange(const WriteOptions& options, const Slice& begin,
+                           const Slice& end) {
+  Status s = ValidateRange(begin, end);
+  if (!s.ok()) return s;
+  WriteBatch batch;
+  batch.DeleteRange(begin, end);
   return WriteValidated(options, &batch);
 }
 

@@ -25,7 +25,8 @@ class DBIter final : public Iterator {
  public:
   DBIter(std::unique_ptr<Iterator> iter, SequenceNumber sequence,
          std::function<void()> cleanup, const Slice* lower,
-         const Slice* upper)
+         const Slice* upper,
+         std::shared_ptr<const RangeTombstoneSet> range_tombstones)
       : iter_(std::move(iter)),
         sequence_(sequence > kMaxSequenceNumber ? kMaxSequenceNumber
                                                 : sequence),
@@ -33,7 +34,8 @@ class DBIter final : public Iterator {
         has_lower_(lower != nullptr),
         has_upper_(upper != nullptr),
         lower_(lower != nullptr ? lower->ToString() : std::string()),
-        upper_(upper != nullptr ? upper->ToString() : std::string()) {}
+        upper_(upper != nullptr ? upper->ToString() : std::string()),
+        range_tombstones_(std::move(range_tombstones)) {}
 
   ~DBIter() override {
     // The internal iterator may point into what cleanup_ unpins.
@@ -164,6 +166,14 @@ class DBIter final : public Iterator {
     saved_value_.clear();
   }
 
+  // A deletion, or a value a range tombstone covers at sequence_.
+  bool Hidden(const ParsedInternalKey& ikey) const {
+    return ikey.type == ValueType::kDeletion ||
+           (range_tombstones_ != nullptr &&
+            range_tombstones_->Covers(ikey.user_key, ikey.sequence,
+                                      sequence_));
+  }
+
   bool ParseCurrent(ParsedInternalKey* ikey) {
     if (ParseInternalKey(iter_->key(), ikey)) return true;
     status_ = Status::Corruption("db iterator: malformed internal key",
@@ -186,8 +196,9 @@ class DBIter final : public Iterator {
       if (has_upper_ && ikey.user_key.compare(upper_) >= 0) break;
       if (ikey.sequence > sequence_) continue;
       if (skipping && ikey.user_key.compare(saved_key_) <= 0) continue;
-      if (ikey.type == ValueType::kDeletion) {
-        // Everything older of this key is shadowed by the tombstone.
+      if (Hidden(ikey)) {
+        // Everything older of this key is shadowed by the tombstone (a
+        // range tombstone covering this entry covers the older ones too).
         saved_key_.assign(ikey.user_key.view());
         skipping = true;
         continue;
@@ -215,7 +226,7 @@ class DBIter final : public Iterator {
       // Below the lower bound nothing more is yielded.
       if (has_lower_ && ikey.user_key.compare(lower_) < 0) break;
       if (ikey.sequence <= sequence_) {
-        if (ikey.type == ValueType::kDeletion) {
+        if (Hidden(ikey)) {
           have_value = false;
         } else {
           saved_key_.assign(ikey.user_key.view());
@@ -242,6 +253,7 @@ class DBIter final : public Iterator {
   const bool has_upper_;
   const std::string lower_;
   const std::string upper_;
+  const std::shared_ptr<const RangeTombstoneSet> range_tombstones_;
   Direction direction_ = Direction::kForward;
   bool valid_ = false;
   Status status_;
@@ -256,13 +268,15 @@ std::unique_ptr<Iterator> NewDBIterator(std::unique_ptr<Iterator> internal_iter,
                                         SequenceNumber sequence,
                                         std::function<void()> cleanup,
                                         const Slice* lower,
-                                        const Slice* upper) {
+                                        const Slice* upper,
+    std::shared_ptr<const RangeTombstoneSet> range_tombstones) {
   if (internal_iter == nullptr) {
     internal_iter.reset(NewErrorIterator(
         Status::InvalidArgument("db iterator: null internal iterator")));
   }
   return std::make_unique<DBIter>(std::move(internal_iter), sequence,
-                                  std::move(cleanup), lower, upper);
+                                  std::move(cleanup), lower, upper,
+                                  std::move(range_tombstones));
 }
 
 }  // namespace bloomkv

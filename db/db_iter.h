@@ -20,6 +20,7 @@
 #include <memory>
 
 #include "bloomkv/iterator.h"
+#include "db/range_tombstones.h"
 #include "table/internal_key.h"
 
 namespace bloomkv {
@@ -33,11 +34,13 @@ namespace bloomkv {
 // whose status() is InvalidArgument (cleanup still runs on destruction).
 // lower and upper, when non-null, bound the user keys yielded to
 // [*lower, *upper) (ReadOptions::iterate_lower_bound / _upper_bound); they
-// are copied.
+// are copied. range_tombstones, when non-null, hides every entry it covers
+// at sequence (db/range_tombstones.h) as a deletion would.
 std::unique_ptr<Iterator> NewDBIterator(
     std::unique_ptr<Iterator> internal_iter, SequenceNumber sequence,
     std::function<void()> cleanup = nullptr, const Slice* lower = nullptr,
-    const Slice* upper = nullptr);
+    const Slice* upper = nullptr,
+    std::shared_ptr<const RangeTombstoneSet> range_tombstones = nullptr);
 
 }  // namespace bloomkv
 

@@ -85,11 +85,37 @@ void MemTable::Add(SequenceNumber seq, ValueType type, const Slice& user_key,
     if (!value.empty()) std::memcpy(p, value.data(), value.size());
     assert(p + value.size() == buf + encoded_size);
   });
+  if (smallest_sequence_.load(std::memory_order_relaxed) == 0) {
+    smallest_sequence_.store(seq, std::memory_order_relaxed);
+  }
   num_entries_.fetch_add(1, std::memory_order_relaxed);
 }
 
+void MemTable::AddRangeTombstone(SequenceNumber seq, const Slice& begin,
+                                 const Slice& end) {
+  assert(seq <= kMaxSequenceNumber);
+  assert(begin.compare(end) < 0);
+  MutexLock lock(&range_mu_);
+  range_added_.push_back({begin.ToString(), end.ToString(), seq});
+  if (smallest_sequence_.load(std::memory_order_relaxed) == 0) {
+    smallest_sequence_.store(seq, std::memory_order_relaxed);
+  }
+  num_range_tombstones_.store(range_added_.size(), std::memory_order_release);
+}
+
+std::shared_ptr<const RangeTombstoneSet> MemTable::range_tombstones() const {
+  if (!HasRangeTombstones()) return nullptr;
+  MutexLock lock(&range_mu_);
+  if (range_set_ == nullptr ||
+      range_set_->tombstones().size() != range_added_.size()) {
+    range_set_ = std::make_shared<const RangeTombstoneSet>(range_added_);
+  }
+  return range_set_;
+}
+
 bool MemTable::Get(const Slice& user_key, SequenceNumber snapshot,
-                   std::string* value, bool* deleted) const {
+                   std::string* value, bool* deleted,
+                   SequenceNumber* sequence) const {
   assert(deleted != nullptr);
   *deleted = false;
   // Lands on the newest entry of user_key visible at snapshot, if any.
@@ -102,6 +128,7 @@ bool MemTable::Get(const Slice& user_key, SequenceNumber snapshot,
   if (ExtractUserKey(ikey) != user_key) return false;
   const uint64_t tag =
       DecodeFixed64(ikey.data() + ikey.size() - kInternalKeyTrailerSize);
+  if (sequence != nullptr) *sequence = tag >> 8;
   switch (static_cast<ValueType>(tag & 0xff)) {
     case ValueType::kValue:
       if (value != nullptr) {

@@ -12,23 +12,34 @@
 // hold their own reference, so a memtable lives at least as long as its
 // iterators.
 //
-// Thread-safety: Add() requires external synchronization (one writer at a
-// time). Get(), NewIterator(), ApproximateMemoryUsage(), NumEntries(),
-// Empty(), Ref() and Unref() may be called from any thread, concurrently
-// with Add(); a reader sees every Add() that completed before it started.
+// Range tombstones (DeleteRange) are kept beside the entries, not among
+// them: they cover keys rather than being one, so iterators over the
+// entries never meet them. range_tombstones() hands out an immutable set of
+// them, rebuilt only after one was added.
+//
+// Thread-safety: Add() and AddRangeTombstone() require external
+// synchronization (one writer at a time). Get(), NewIterator(),
+// range_tombstones(), ApproximateMemoryUsage(), NumEntries(), Empty(),
+// Ref() and Unref() may be called from any thread, concurrently with the
+// writer; a reader sees every write that completed before it started.
 #ifndef BLOOMKV_DB_MEMTABLE_H_
 #define BLOOMKV_DB_MEMTABLE_H_
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <vector>
 
 #include "bloomkv/iterator.h"
 #include "bloomkv/slice.h"
+#include "db/range_tombstones.h"
 #include "db/skiplist.h"
 #include "table/internal_key.h"
 #include "util/arena.h"
+#include "util/mutex.h"
+#include "util/thread_annotations.h"
 
 namespace bloomkv {
 
@@ -52,14 +63,29 @@ class MemTable {
   void Add(SequenceNumber seq, ValueType type, const Slice& user_key,
            const Slice& value);
 
+  // Records that the keys in [begin, end) written before seq are deleted.
+  // REQUIRES: external synchronization among writers; begin < end; seq is
+  // larger than every sequence added before.
+  void AddRangeTombstone(SequenceNumber seq, const Slice& begin,
+                         const Slice& end);
+
   // Looks up the newest entry for user_key with sequence <= snapshot
   // (snapshots above kMaxSequenceNumber mean "everything"). Returns false if
   // there is none. Otherwise returns true and sets *deleted to whether the
-  // entry is a tombstone; for a value, stores it in *value unless value is
-  // nullptr. Allocates nothing unless user_key is long or *value must grow.
+  // entry is a tombstone, and *sequence (unless null) to its sequence; for
+  // a value, stores it in *value unless value is nullptr. Range tombstones
+  // are not consulted (see range_tombstones()). Allocates nothing unless
+  // user_key is long or *value must grow.
   // REQUIRES: deleted != nullptr
   bool Get(const Slice& user_key, SequenceNumber snapshot, std::string* value,
-           bool* deleted) const;
+           bool* deleted, SequenceNumber* sequence = nullptr) const;
+
+  // The range tombstones added so far, or null if there are none (one
+  // atomic load then).
+  std::shared_ptr<const RangeTombstoneSet> range_tombstones() const;
+  bool HasRangeTombstones() const {
+    return num_range_tombstones_.load(std::memory_order_acquire) != 0;
+  }
 
   // An iterator over all entries: key() is the internal key, value() the
   // value. Seek targets must be internal keys (at least 8 bytes; a shorter
@@ -73,7 +99,12 @@ class MemTable {
   uint64_t NumEntries() const {
     return num_entries_.load(std::memory_order_relaxed);
   }
-  bool Empty() const { return NumEntries() == 0; }
+  // No entries and no range tombstones.
+  bool Empty() const { return NumEntries() == 0 && !HasRangeTombstones(); }
+  // The sequence of the first entry or range tombstone added; 0 if none.
+  SequenceNumber smallest_sequence() const {
+    return smallest_sequence_.load(std::memory_order_relaxed);
+  }
 
  private:
   class MemTableIterator;
@@ -89,6 +120,13 @@ class MemTable {
 
   std::atomic<int> refs_{0};
   std::atomic<uint64_t> num_entries_{0};
+  std::atomic<SequenceNumber> smallest_sequence_{0};
+  std::atomic<size_t> num_range_tombstones_{0};
+  mutable Mutex range_mu_;
+  std::vector<RangeTombstone> range_added_ GUARDED_BY(range_mu_);
+  // Built from range_added_ when a reader finds it stale.
+  mutable std::shared_ptr<const RangeTombstoneSet> range_set_
+      GUARDED_BY(range_mu_);
   Arena arena_;
   Table table_;
 };

@@ -18,7 +18,12 @@
 //     an old deep level next to a newer one), no order is right for every
 //     key: then all segments are merged into one, keeping every entry.
 //  4. A fresh manifest lists them all at level 0, with the largest sequence
-//     number found; CURRENT is switched to it; old manifests move to lost/.
+//     number found, and every range tombstone (DeleteRange) found in a log
+//     or in any readable record of an old manifest, retired ones included:
+//     a tombstone only ever hides what was deleted, so keeping one too many
+//     costs reads, while losing one would bring deleted keys back from
+//     salvaged segments. CURRENT is switched to it; old manifests move to
+//     lost/.
 //
 // Thread-safety: holds the database lock for the whole repair.
 #include "bloomkv/repair.h"
@@ -160,6 +165,9 @@ class Repairer {
         for (const auto& [level, f] : edit.new_files()) {
           listed_entries_[f->number] = f->num_entries;
         }
+        for (const RangeTombstone& t : edit.range_tombstones()) {
+          KeepRangeTombstone(t);
+        }
       }
       reader.status().PermitUncheckedError();
     }
@@ -217,10 +225,22 @@ class Repairer {
     return Status::OK();
   }
 
-  // Writes a memtable's entries to a new segment.
+  // Writes a memtable's entries to a new segment, and keeps its range
+  // tombstones for the manifest.
   Status FlushMemTable(MemTable* mem) {
+    if (mem->HasRangeTombstones()) {
+      for (const RangeTombstone& t : mem->range_tombstones()->tombstones()) {
+        KeepRangeTombstone(t);
+      }
+    }
     std::unique_ptr<Iterator> it(mem->NewIterator());
     return WriteSegment(it.get());
+  }
+
+  void KeepRangeTombstone(const RangeTombstone& t) {
+    range_tombstones_.emplace(t.sequence, t);
+    // Later writes must not take a sequence the tombstone would cover.
+    max_sequence_ = std::max(max_sequence_, t.sequence);
   }
 
   Status ConvertLogs() {
@@ -656,6 +676,9 @@ class Repairer {
     edit.SetNextFileNumber(next_file_number_);
     edit.SetLastSequence(max_sequence_);
     for (const RepairedSegment& seg : segments_) edit.AddFile(0, seg.meta);
+    for (const auto& [sequence, t] : range_tombstones_) {
+      edit.AddRangeTombstone(t);
+    }
     const std::string fname = ManifestFileName(dbname_, manifest_number);
     Status s = WriteManifestFile(env_, fname, edit);
     if (!s.ok()) {
@@ -687,6 +710,8 @@ class Repairer {
   // Entries per segment number, as the old manifests record them.
   std::map<uint64_t, uint64_t> listed_entries_;
   std::vector<RepairedSegment> segments_;  // the repaired database
+  // By sequence: the same one may be found in several manifests.
+  std::map<SequenceNumber, RangeTombstone> range_tombstones_;
 };
 
 }  // namespace

@@ -72,6 +72,8 @@ class SegmentLookup {
 
   bool found() const { return found_; }
   bool deleted() const { return deleted_; }
+  // The sequence of the entry found(); 0 otherwise.
+  SequenceNumber found_sequence() const { return found_sequence_; }
   const Status& status() const { return status_; }
 
  private:
@@ -89,6 +91,7 @@ class SegmentLookup {
 
   bool found_ = false;
   bool deleted_ = false;
+  SequenceNumber found_sequence_ = 0;
   Status status_;
   uint64_t consulted_ = 0;
   uint64_t range_skips_ = 0;

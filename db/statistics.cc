@@ -33,6 +33,7 @@ std::string DbStats::ToString() const {
   add("compaction_bytes_read", compaction_bytes_read);
   add("compaction_bytes_written", compaction_bytes_written);
   add("compaction_filter_drops", compaction_filter_drops);
+  add("compaction_range_drops", compaction_range_drops);
   add("stall_micros", stall_micros);
   add("write_delay_micros", write_delay_micros);
   add("write_stop_micros", write_stop_micros);

@@ -14,6 +14,12 @@ enum Tag : uint32_t {
   kDeletedFile = 4,
   kNewFile = 5,
   kLog = 6,
+  kRangeTombstone = 7,
+  kRemovedRangeTombstone = 8,
+  // kNewFile's payload, then the file's range_deletions_applied; written
+  // instead of kNewFile only when that is not 0, so that a database that
+  // never deletes a range keeps manifests older builds read.
+  kNewFileWithRangeDeletions = 9,
 };
 
 bool GetLevel(Slice* input, int* level) {
@@ -56,13 +62,25 @@ void VersionEdit::EncodeTo(std::string* dst) const {
     PutVarint64(dst, number);
   }
   for (const auto& [level, f] : new_files_) {
-    PutVarint32(dst, kNewFile);
+    const bool applied = f->range_deletions_applied != 0;
+    PutVarint32(dst, applied ? kNewFileWithRangeDeletions : kNewFile);
     PutVarint32(dst, static_cast<uint32_t>(level));
     PutVarint64(dst, f->number);
     PutVarint64(dst, f->file_size);
     PutVarint64(dst, f->num_entries);
     PutLengthPrefixedSlice(dst, f->smallest);
     PutLengthPrefixedSlice(dst, f->largest);
+    if (applied) PutVarint64(dst, f->range_deletions_applied);
+  }
+  for (const RangeTombstone& t : range_tombstones_) {
+    PutVarint32(dst, kRangeTombstone);
+    PutVarint64(dst, t.sequence);
+    PutLengthPrefixedSlice(dst, t.begin);
+    PutLengthPrefixedSlice(dst, t.end);
+  }
+  for (SequenceNumber sequence : removed_range_tombstones_) {
+    PutVarint32(dst, kRemovedRangeTombstone);
+    PutVarint64(dst, sequence);
   }
   for (const auto& [number, synced_size] : logs_) {
     PutVarint32(dst, kLog);
@@ -113,16 +131,44 @@ Status VersionEdit::DecodeFrom(const Slice& src) {
           msg = "deleted file";
         }
         break;
-      case kNewFile: {
+      case kNewFile:
+      case kNewFileWithRangeDeletions: {
         auto f = std::make_shared<FileMetaData>();
         if (GetLevel(&input, &level) && GetVarint64(&input, &f->number) &&
             GetVarint64(&input, &f->file_size) &&
             GetVarint64(&input, &f->num_entries) &&
             GetInternalKey(&input, &f->smallest) &&
-            GetInternalKey(&input, &f->largest)) {
+            GetInternalKey(&input, &f->largest) &&
+            (tag == kNewFile ||
+             (GetVarint64(&input, &f->range_deletions_applied) &&
+              f->range_deletions_applied <= kMaxSequenceNumber))) {
           new_files_.emplace_back(level, std::move(f));
         } else {
           msg = "new-file entry";
+        }
+        break;
+      }
+      case kRangeTombstone: {
+        RangeTombstone t;
+        Slice begin, end;
+        if (GetVarint64(&input, &t.sequence) &&
+            t.sequence <= kMaxSequenceNumber &&
+            GetLengthPrefixedSlice(&input, &begin) &&
+            GetLengthPrefixedSlice(&input, &end) && begin.compare(end) < 0) {
+          t.begin = begin.ToString();
+          t.end = end.ToString();
+          range_tombstones_.push_back(std::move(t));
+        } else {
+          msg = "range tombstone";
+        }
+        break;
+      }
+      case kRemovedRangeTombstone: {
+        SequenceNumber sequence;
+        if (GetVarint64(&input, &sequence)) {
+          removed_range_tombstones_.insert(sequence);
+        } else {
+          msg = "removed range tombstone";
         }
         break;
       }
@@ -163,6 +209,18 @@ std::string VersionEdit::DebugString() const {
     r += "\n  add: L" + std::to_string(level) + " #" +
          std::to_string(f->number) + " " + std::to_string(f->file_size) +
          " bytes, " + std::to_string(f->num_entries) + " entries";
+    if (f->range_deletions_applied != 0) {
+      r += ", range deletions applied through sequence " +
+           std::to_string(f->range_deletions_applied);
+    }
+  }
+  for (const RangeTombstone& t : range_tombstones_) {
+    r += "\n  range tombstone: @" + std::to_string(t.sequence) + " [" +
+         Slice(t.begin).ToEscapedString() + ", " +
+         Slice(t.end).ToEscapedString() + ")";
+  }
+  for (SequenceNumber sequence : removed_range_tombstones_) {
+    r += "\n  retire range tombstone: @" + std::to_string(sequence);
   }
   for (const auto& [number, synced_size] : logs_) {
     r += "\n  log: #" + std::to_string(number) + ", " +

@@ -21,6 +21,7 @@
 
 #include "bloomkv/slice.h"
 #include "bloomkv/status.h"
+#include "db/range_tombstones.h"
 #include "table/internal_key.h"
 #include "util/sharded_counter.h"
 
@@ -51,6 +52,10 @@ struct FileMetaData {
   uint64_t num_entries = 0;
   std::string smallest;  // internal key
   std::string largest;   // internal key
+  // Every range tombstone with a sequence <= this one has been applied to
+  // the file: it holds no entry such a tombstone covers (0: none known).
+  // What lets the manifest forget a tombstone (db/range_tombstones.h).
+  SequenceNumber range_deletions_applied = 0;
 
   // Runtime only, set by TableCache::Load before the file is published in
   // a version, never changed after: readers use them without locks. The
@@ -103,6 +108,16 @@ class VersionEdit {
     logs_.emplace_back(number, synced_size);
   }
 
+  // Records a range tombstone flushed from a memtable.
+  void AddRangeTombstone(RangeTombstone t) {
+    range_tombstones_.push_back(std::move(t));
+  }
+  // Forgets the range tombstone of that sequence: nothing it covers is
+  // left.
+  void RemoveRangeTombstone(SequenceNumber sequence) {
+    removed_range_tombstones_.insert(sequence);
+  }
+
   void EncodeTo(std::string* dst) const;
   // Corruption (with a description of the problem) if src is malformed.
   Status DecodeFrom(const Slice& src);
@@ -121,6 +136,12 @@ class VersionEdit {
   const std::set<std::pair<int, uint64_t>>& deleted_files() const {
     return deleted_files_;
   }
+  const std::vector<RangeTombstone>& range_tombstones() const {
+    return range_tombstones_;
+  }
+  const std::set<SequenceNumber>& removed_range_tombstones() const {
+    return removed_range_tombstones_;
+  }
   // (number, synced size) of the logs this edit records.
   const std::vector<std::pair<uint64_t, uint64_t>>& logs() const {
     return logs_;
@@ -136,6 +157,8 @@ class VersionEdit {
   std::set<std::pair<int, uint64_t>> deleted_files_;
   std::vector<std::pair<int, std::shared_ptr<FileMetaData>>> new_files_;
   std::vector<std::pair<uint64_t, uint64_t>> logs_;
+  std::vector<RangeTombstone> range_tombstones_;
+  std::set<SequenceNumber> removed_range_tombstones_;
 };
 
 }  // namespace bloomkv

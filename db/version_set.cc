@@ -24,6 +24,17 @@ std::shared_ptr<const Version> Version::TEST_New(
   return v;
 }
 
+void AddVersionContents(const Version& v, VersionEdit* edit) {
+  for (int level = 0; level < kNumLevels; level++) {
+    for (const auto& f : v.files(level)) edit->AddFile(level, f);
+  }
+  if (v.range_tombstones() != nullptr) {
+    for (const RangeTombstone& t : v.range_tombstones()->tombstones()) {
+      edit->AddRangeTombstone(t);
+    }
+  }
+}
+
 Status WriteManifestFile(Env* env, const std::string& fname,
                          const VersionEdit& edit) {
   std::unique_ptr<WritableFile> file;
@@ -71,6 +82,39 @@ Status VersionSet::Apply(const Version& base, const VersionEdit& edit,
   }
   for (const auto& [level, f] : edit.new_files()) {
     v->files_[level].push_back(f);
+  }
+  v->range_tombstones_ = base.range_tombstones_;
+  if (!edit.range_tombstones().empty() ||
+      !edit.removed_range_tombstones().empty()) {
+    std::vector<RangeTombstone> live;
+    if (base.range_tombstones_ != nullptr) {
+      live = base.range_tombstones_->tombstones();
+    }
+    for (SequenceNumber seq : edit.removed_range_tombstones()) {
+      auto it = std::find_if(live.begin(), live.end(),
+                             [seq](const auto& t) { return t.sequence == seq; });
+      if (it == live.end()) {
+        return Status::Corruption("version edit retires range tombstone @" +
+                                  std::to_string(seq) + ", which is not live");
+      }
+      live.erase(it);
+    }
+    for (const RangeTombstone& t : edit.range_tombstones()) {
+      auto same = std::find_if(live.begin(), live.end(), [&t](const auto& u) {
+        return u.sequence == t.sequence;
+      });
+      if (same == live.end()) {
+        live.push_back(t);
+      } else if (!(*same == t)) {
+        // One sequence number is one write: two ranges cannot share it.
+        return Status::Corruption("version edit adds range tombstone @" +
+                                  std::to_string(t.sequence) +
+                                  " with a range other than the live one's");
+      }
+    }
+    v->range_tombstones_ =
+        live.empty() ? nullptr
+                     : std::make_shared<const RangeTombstoneSet>(std::move(live));
   }
   // Level 0 is searched newest first; segment numbers grow with the age of
   // the data they hold, as flushes happen in order.
@@ -224,9 +268,7 @@ Status VersionSet::WriteSnapshotManifest() {
   snapshot.SetLogNumber(log_number_);
   snapshot.SetNextFileNumber(next_file_number_);
   snapshot.SetLastSequence(last_sequence_);
-  for (int level = 0; level < kNumLevels; level++) {
-    for (const auto& f : current_->files_[level]) snapshot.AddFile(level, f);
-  }
+  AddVersionContents(*current_, &snapshot);
   for (const auto& [log, synced_size] : recorded_logs_) {
     snapshot.AddLog(log, synced_size);
   }

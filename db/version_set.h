@@ -41,6 +41,12 @@ namespace bloomkv {
 Status WriteManifestFile(Env* env, const std::string& fname,
                          const VersionEdit& edit);
 
+class Version;
+
+// Adds everything v holds (its segments, level by level, and its range
+// tombstones) to *edit: the snapshot edit that starts a manifest.
+void AddVersionContents(const Version& v, VersionEdit* edit);
+
 class Version {
  public:
   using FileList = std::vector<std::shared_ptr<FileMetaData>>;
@@ -52,6 +58,11 @@ class Version {
     return static_cast<int>(files_[level].size());
   }
   uint64_t LevelBytes(int level) const;
+
+  // The range tombstones flushed so far and not yet retired; null if none.
+  const std::shared_ptr<const RangeTombstoneSet>& range_tombstones() const {
+    return range_tombstones_;
+  }
 
   // Calls consult(f, level) for each segment a point lookup of user key
   // `key` must consult, in order, until it returns true: every level-0
@@ -74,6 +85,7 @@ class Version {
  private:
   friend class VersionSet;
   FileList files_[kNumLevels];
+  std::shared_ptr<const RangeTombstoneSet> range_tombstones_;
 };
 
 template <typename Consult>

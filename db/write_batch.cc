@@ -24,6 +24,9 @@ namespace {
 constexpr uint8_t kTagDeletion = static_cast<uint8_t>(ValueType::kDeletion);
 constexpr uint8_t kTagValue = static_cast<uint8_t>(ValueType::kValue);
 static_assert(kTagDeletion == 0 && kTagValue == 1, "never change: on disk");
+// A batch-only tag: range tombstones never become internal keys
+// (db/range_tombstones.h).
+constexpr uint8_t kTagRangeDeletion = 2;
 static_assert(kWriteBatchHeaderSize == 12, "never change: on disk");
 
 constexpr size_t kCountOffset = 8;
@@ -70,6 +73,13 @@ Status ParseBatch(const Slice& contents, WriteBatch::Handler* handler) {
         }
         if (handler != nullptr) handler->Delete(key);
         break;
+      case kTagRangeDeletion:
+        if (!GetLengthPrefixedSlice(&input, &key) ||
+            !GetLengthPrefixedSlice(&input, &value)) {
+          return BatchCorruption("truncated DeleteRange record", offset);
+        }
+        if (handler != nullptr) handler->DeleteRange(key, value);
+        break;
       default: {
         char buf[8];
         std::snprintf(buf, sizeof(buf), "0x%02x", tag);
@@ -104,6 +114,11 @@ class MemTableInserter final : public WriteBatch::Handler {
   }
   void Delete(const Slice& key) override {
     mem_->Add(sequence_++, ValueType::kDeletion, key, Slice());
+  }
+  void DeleteRange(const Slice& begin, const Slice& end) override {
+    // An empty range deletes nothing; it still takes its sequence number.
+    if (begin.compare(end) < 0) mem_->AddRangeTombstone(sequence_, begin, end);
+    sequence_++;
   }
 
  private:
@@ -160,6 +175,16 @@ void WriteBatch::Delete(const Slice& key) {
   WriteBatchInternal::SetCount(this, Count() + 1);
   rep_.push_back(static_cast<char>(kTagDeletion));
   PutLengthPrefixedSlice(&rep_, key);
+}
+
+void WriteBatch::DeleteRange(const Slice& begin, const Slice& end) {
+  assert(begin.size() <= std::numeric_limits<uint32_t>::max());
+  assert(end.size() <= std::numeric_limits<uint32_t>::max());
+  assert(Count() < std::numeric_limits<uint32_t>::max());
+  WriteBatchInternal::SetCount(this, Count() + 1);
+  rep_.push_back(static_cast<char>(kTagRangeDeletion));
+  PutLengthPrefixedSlice(&rep_, begin);
+  PutLengthPrefixedSlice(&rep_, end);
 }
 
 void WriteBatch::Append(const WriteBatch& source) {

@@ -5,9 +5,10 @@
 // Invariants: no crash, no sanitizer report; SetContents either rejects the
 // bytes with Corruption, leaving the batch as it was, or accepts them, and
 // then Iterate yields exactly Count() updates; the same updates rebuilt with
-// Put/Delete iterate the same; Append doubles them; and InsertInto a
-// memtable succeeds and stores every update at its own sequence number,
-// where Get finds it.
+// Put/Delete/DeleteRange iterate the same; Append doubles them; and
+// InsertInto a memtable succeeds and stores every update at its own
+// sequence number, where Get (or, for a range, the memtable's range
+// tombstones) finds it.
 // Thread-safety: single-threaded.
 #include <string>
 #include <vector>
@@ -20,8 +21,11 @@
 namespace bloomkv::fuzz {
 namespace {
 
+enum class Kind { kPut, kDelete, kDeleteRange };
+
+// A DeleteRange keeps its begin in key and its end in value.
 struct Update {
-  bool is_put;
+  Kind kind;
   std::string key;
   std::string value;
   bool operator==(const Update&) const = default;
@@ -30,10 +34,13 @@ struct Update {
 class Recorder final : public WriteBatch::Handler {
  public:
   void Put(const Slice& key, const Slice& value) override {
-    updates.push_back({true, key.ToString(), value.ToString()});
+    updates.push_back({Kind::kPut, key.ToString(), value.ToString()});
   }
   void Delete(const Slice& key) override {
-    updates.push_back({false, key.ToString(), ""});
+    updates.push_back({Kind::kDelete, key.ToString(), ""});
+  }
+  void DeleteRange(const Slice& begin, const Slice& end) override {
+    updates.push_back({Kind::kDeleteRange, begin.ToString(), end.ToString()});
   }
   std::vector<Update> updates;
 };
@@ -50,18 +57,31 @@ void CheckMemTable(const WriteBatch& batch, const std::vector<Update>& ups) {
   mem->Ref();
   Status s = WriteBatchInternal::InsertInto(&batch, mem);
   FUZZ_CHECK(s.ok(), "accepted batch fails to insert: " + s.ToString());
-  FUZZ_CHECK(mem->NumEntries() == ups.size(), "memtable entry count");
   const SequenceNumber first = WriteBatchInternal::Sequence(&batch);
+  uint64_t entries = 0;
   for (size_t i = 0; i < ups.size(); i++) {
+    if (ups[i].kind == Kind::kDeleteRange) {
+      // An empty range deletes nothing and is not kept.
+      if (Slice(ups[i].key).compare(ups[i].value) >= 0) continue;
+      const auto set = mem->range_tombstones();
+      FUZZ_CHECK(set != nullptr && set->CoveringSequence(ups[i].key,
+                                                         first + i) ==
+                                       first + i,
+                 "memtable lost range deletion " + std::to_string(i));
+      continue;
+    }
+    entries++;
     std::string value;
     bool deleted = false;
     FUZZ_CHECK(mem->Get(ups[i].key, first + i, &value, &deleted),
                "memtable lost update " + std::to_string(i));
-    FUZZ_CHECK(deleted == !ups[i].is_put, "memtable changed an update's kind");
-    if (ups[i].is_put) {
+    FUZZ_CHECK(deleted == (ups[i].kind == Kind::kDelete),
+               "memtable changed an update's kind");
+    if (ups[i].kind == Kind::kPut) {
       FUZZ_CHECK(value == ups[i].value, "memtable changed a value");
     }
   }
+  FUZZ_CHECK(mem->NumEntries() == entries, "memtable entry count");
   mem->Unref();
 }
 
@@ -89,10 +109,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   WriteBatch rebuilt;
   for (const Update& u : ups) {
-    if (u.is_put) {
-      rebuilt.Put(u.key, u.value);
-    } else {
-      rebuilt.Delete(u.key);
+    switch (u.kind) {
+      case Kind::kPut:
+        rebuilt.Put(u.key, u.value);
+        break;
+      case Kind::kDelete:
+        rebuilt.Delete(u.key);
+        break;
+      case Kind::kDeleteRange:
+        rebuilt.DeleteRange(u.key, u.value);
+        break;
     }
   }
   WriteBatchInternal::SetSequence(&rebuilt,

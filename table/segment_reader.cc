@@ -404,7 +404,8 @@ bool SegmentReader::KeyMayMatch(uint64_t key_hash) const {
 Status SegmentReader::Get(const SegmentReadOptions& options,
                           const Slice& user_key, uint64_t key_hash,
                           SequenceNumber snapshot, LookupResult* result,
-                          std::string* value, SegmentReadStats* stats) const {
+                          std::string* value, SegmentReadStats* stats,
+                          SequenceNumber* sequence) const {
   if (rep_->filter != nullptr) {
     std::shared_ptr<const SegmentFilter> paged;
     const SegmentFilter* filter;
@@ -415,13 +416,14 @@ Status SegmentReader::Get(const SegmentReadOptions& options,
       return Status::OK();
     }
   }
-  return Search(options, user_key, snapshot, result, value, stats);
+  return Search(options, user_key, snapshot, result, value, stats, sequence);
 }
 
 Status SegmentReader::Search(const SegmentReadOptions& options,
                              const Slice& user_key, SequenceNumber snapshot,
                              LookupResult* result, std::string* value,
-                             SegmentReadStats* stats) const {
+                             SegmentReadStats* stats,
+                             SequenceNumber* sequence) const {
   const Rep* r = rep_.get();
   *result = LookupResult::kNotFound;
   const LookupKey lookup(user_key, snapshot);
@@ -463,6 +465,7 @@ Status SegmentReader::Search(const SegmentReadOptions& options,
                         handle.offset);
   }
   if (parsed.user_key != user_key) return Status::OK();
+  if (sequence != nullptr) *sequence = parsed.sequence;
   if (parsed.type == ValueType::kValue) {
     value->assign(entry_value.data(), entry_value.size());
     *result = LookupResult::kFound;

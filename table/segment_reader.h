@@ -214,17 +214,20 @@ class SegmentReader {
   SegmentReader& operator=(const SegmentReader&) = delete;
   ~SegmentReader();
 
-  // Finds the newest entry for user_key with sequence <= snapshot.
+  // Finds the newest entry for user_key with sequence <= snapshot; sets
+  // *sequence (unless null) to its sequence when one is found.
   // REQUIRES: key_hash == KeyHash(user_key).
   // On a non-OK status *result is unspecified.
   Status Get(const SegmentReadOptions& options, const Slice& user_key,
              uint64_t key_hash, SequenceNumber snapshot, LookupResult* result,
-             std::string* value, SegmentReadStats* stats) const;
+             std::string* value, SegmentReadStats* stats,
+             SequenceNumber* sequence = nullptr) const;
   // Get without the filter probe, for a caller that asked filter() itself:
   // index and data block. *result is never kFilterNegative.
   Status Search(const SegmentReadOptions& options, const Slice& user_key,
                 SequenceNumber snapshot, LookupResult* result,
-                std::string* value, SegmentReadStats* stats) const;
+                std::string* value, SegmentReadStats* stats,
+                SequenceNumber* sequence = nullptr) const;
 
   // The filter's answer alone; true when the segment has no usable filter
   // or its filter is paged (Get reads a paged filter).

@@ -80,6 +80,10 @@ void bloomkv_put(bloomkv_t* db, const bloomkv_writeoptions_t* options,
                  size_t vallen, char** errptr);
 void bloomkv_delete(bloomkv_t* db, const bloomkv_writeoptions_t* options,
                     const char* key, size_t keylen, char** errptr);
+/* DB::DeleteRange: removes every key in [begin, end). */
+void bloomkv_delete_range(bloomkv_t* db, const bloomkv_writeoptions_t* options,
+                          const char* begin, size_t beginlen, const char* end,
+                          size_t endlen, char** errptr);
 void bloomkv_write(bloomkv_t* db, const bloomkv_writeoptions_t* options,
                    bloomkv_writebatch_t* batch, char** errptr);
 
@@ -175,12 +179,26 @@ void bloomkv_writebatch_put(bloomkv_writebatch_t* batch, const char* key,
                             size_t klen, const char* val, size_t vlen);
 void bloomkv_writebatch_delete(bloomkv_writebatch_t* batch, const char* key,
                                size_t klen);
-/* Calls put or deleted for every update in order, with state first. */
+void bloomkv_writebatch_delete_range(bloomkv_writebatch_t* batch,
+                                     const char* begin, size_t beginlen,
+                                     const char* end, size_t endlen);
+/* Calls put or deleted for every update in order, with state first. A
+ * range deletion, which these two cannot report, is passed over: use
+ * bloomkv_writebatch_iterate_ranges for a batch that may hold one. */
 void bloomkv_writebatch_iterate(
     const bloomkv_writebatch_t* batch, void* state,
     void (*put)(void* state, const char* k, size_t klen, const char* v,
                 size_t vlen),
     void (*deleted)(void* state, const char* k, size_t klen));
+/* bloomkv_writebatch_iterate that calls deleted_range for every range
+ * deletion too. */
+void bloomkv_writebatch_iterate_ranges(
+    const bloomkv_writebatch_t* batch, void* state,
+    void (*put)(void* state, const char* k, size_t klen, const char* v,
+                size_t vlen),
+    void (*deleted)(void* state, const char* k, size_t klen),
+    void (*deleted_range)(void* state, const char* begin, size_t beginlen,
+                          const char* end, size_t endlen));
 
 /* ---- options ----------------------------------------------------------
  * The defaults are those of the C++ structs (include/bloomkv/options.h).

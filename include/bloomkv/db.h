@@ -77,6 +77,15 @@ class DB {
                      const Slice& value) = 0;
   // Removing a key that does not exist is not an error.
   virtual Status Delete(const WriteOptions& options, const Slice& key) = 0;
+  // Removes every key in [begin, end) that exists now: reads at this point
+  // and later no longer find them (snapshots taken before still do), while
+  // keys written afterwards are not affected. One record however many keys
+  // it covers; the space they take is reclaimed as compactions reach them
+  // (CompactRange(begin, end) does it at once). begin may be empty (from
+  // the first key); begin == end deletes nothing. InvalidArgument if
+  // begin > end or either is over the key-size limit.
+  virtual Status DeleteRange(const WriteOptions& options, const Slice& begin,
+                             const Slice& end) = 0;
   // Applies every update of the batch atomically.
   virtual Status Write(const WriteOptions& options, WriteBatch* updates) = 0;
 
@@ -191,6 +200,9 @@ class DB {
   //                       and block cache, segments and open segment files
   //   "bloomkv.compaction-pending"  "1" while a flush or compaction is
   //                       queued or running, else "0"
+  //   "bloomkv.num-range-tombstones"  DeleteRange records still kept (in
+  //                       memtables and in the manifest): each is
+  //                       forgotten once no segment holds a key it covers
   // False if the property is unknown.
   virtual bool GetProperty(const Slice& property, std::string* value) = 0;
 

@@ -35,6 +35,7 @@ struct DbStats {
   uint64_t compaction_bytes_read = 0;
   uint64_t compaction_bytes_written = 0;
   uint64_t compaction_filter_drops = 0;  // entries a CompactionFilter removed
+  uint64_t compaction_range_drops = 0;   // entries a DeleteRange covered
   uint64_t stall_micros = 0;             // writers delayed or stopped
   // Of which: paced while level 0 was at the slowdown trigger...
   uint64_t write_delay_micros = 0;
@@ -118,7 +119,9 @@ struct GetTrace {
   std::vector<SegmentTrace> segments;  // in the order considered
   uint64_t data_blocks_read = 0;
   uint64_t bytes_read = 0;
-  std::string result;  // "found", "deleted", "not found" or the error
+  // "found", "deleted", "deleted by a range" (DeleteRange), "not found" or
+  // the error
+  std::string result;
 
   // A human-readable multi-line account of the lookup.
   std::string ToString() const;

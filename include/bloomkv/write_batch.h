@@ -32,6 +32,8 @@ class WriteBatch {
     virtual ~Handler();
     virtual void Put(const Slice& key, const Slice& value) = 0;
     virtual void Delete(const Slice& key) = 0;
+    // A DeleteRange(begin, end) of the batch.
+    virtual void DeleteRange(const Slice& begin, const Slice& end) = 0;
   };
 
   WriteBatch();
@@ -46,10 +48,15 @@ class WriteBatch {
   void Put(const Slice& key, const Slice& value);
   // Removes key, if it exists. REQUIRES: key shorter than 4 GiB.
   void Delete(const Slice& key);
+  // Removes every key in [begin, end) that exists when the batch is
+  // written (DB::DeleteRange). Later updates of the batch are not affected.
+  // REQUIRES: begin and end shorter than 4 GiB. The database refuses the
+  // batch (InvalidArgument) if begin > end or either is over its key limit.
+  void DeleteRange(const Slice& begin, const Slice& end);
   // Removes every update from the batch.
   void Clear();
 
-  // The number of updates (Put and Delete) in the batch.
+  // The number of updates (Put, Delete and DeleteRange) in the batch.
   uint32_t Count() const;
 
   // The size of the batch's encoding, which is what it costs to log it;
@@ -59,7 +66,7 @@ class WriteBatch {
   // Adds the updates of source after this batch's own. &source may be this.
   void Append(const WriteBatch& source);
 
-  // Calls handler->Put or handler->Delete for each update, in order. Returns
+  // Calls handler->Put, Delete or DeleteRange for each update, in order. Returns
   // Corruption (after calling the handler for the updates before the damage)
   // if the batch's contents are malformed, which can only happen to contents
   // installed from outside, and those are checked when installed.

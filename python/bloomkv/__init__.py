@@ -69,6 +69,9 @@ void bloomkv_put(bloomkv_t* db, const bloomkv_writeoptions_t* options,
                  size_t vallen, char** errptr);
 void bloomkv_delete(bloomkv_t* db, const bloomkv_writeoptions_t* options,
                     const char* key, size_t keylen, char** errptr);
+void bloomkv_delete_range(bloomkv_t* db, const bloomkv_writeoptions_t* options,
+                          const char* begin, size_t beginlen, const char* end,
+                          size_t endlen, char** errptr);
 void bloomkv_write(bloomkv_t* db, const bloomkv_writeoptions_t* options,
                    bloomkv_writebatch_t* batch, char** errptr);
 char* bloomkv_get(bloomkv_t* db, const bloomkv_readoptions_t* options,
@@ -122,11 +125,21 @@ void bloomkv_writebatch_put(bloomkv_writebatch_t* batch, const char* key,
                             size_t klen, const char* val, size_t vlen);
 void bloomkv_writebatch_delete(bloomkv_writebatch_t* batch, const char* key,
                                size_t klen);
+void bloomkv_writebatch_delete_range(bloomkv_writebatch_t* batch,
+                                     const char* begin, size_t beginlen,
+                                     const char* end, size_t endlen);
 void bloomkv_writebatch_iterate(
     const bloomkv_writebatch_t* batch, void* state,
     void (*put)(void* state, const char* k, size_t klen, const char* v,
                 size_t vlen),
     void (*deleted)(void* state, const char* k, size_t klen));
+void bloomkv_writebatch_iterate_ranges(
+    const bloomkv_writebatch_t* batch, void* state,
+    void (*put)(void* state, const char* k, size_t klen, const char* v,
+                size_t vlen),
+    void (*deleted)(void* state, const char* k, size_t klen),
+    void (*deleted_range)(void* state, const char* begin, size_t beginlen,
+                          const char* end, size_t endlen));
 
 bloomkv_options_t* bloomkv_options_create(void);
 void bloomkv_options_destroy(bloomkv_options_t* options);
@@ -435,6 +448,11 @@ class WriteBatch:
         k = _bytes(key)
         _lib.bloomkv_writebatch_delete(self._ptr, k, len(k))
 
+    def delete_range(self, begin, end):
+        """Removes every key in [begin, end) when the batch is written."""
+        b, e = _bytes(begin, "begin"), _bytes(end, "end")
+        _lib.bloomkv_writebatch_delete_range(self._ptr, b, len(b), e, len(e))
+
     def clear(self):
         _lib.bloomkv_writebatch_clear(self._ptr)
 
@@ -536,6 +554,15 @@ class DB:
         _lib.bloomkv_delete(self._handle(),
                             self._write_sync if sync else self._write,
                             k, len(k), err.ptr)
+        err.raise_if_set()
+
+    def delete_range(self, begin, end, sync=False):
+        """Removes every key in [begin, end); ValueError if begin > end."""
+        b, e = _bytes(begin, "begin"), _bytes(end, "end")
+        err = _ErrPtr()
+        _lib.bloomkv_delete_range(self._handle(),
+                                  self._write_sync if sync else self._write,
+                                  b, len(b), e, len(e), err.ptr)
         err.raise_if_set()
 
     def write(self, batch, sync=False):

@@ -147,6 +147,32 @@ class DBTest(TempDir):
         with self.assertRaises(bloomkv.Error):
             bloomkv.DB(self.path("db"))
 
+    def test_delete_range(self):
+        with bloomkv.DB(self.path("db"), create_if_missing=True,
+                        write_buffer_size=64 << 10) as db:
+            for i in range(1000):
+                db.put(f"code{i:04d}", f"https://example.com/{i}")
+            with db.snapshot() as snap:
+                db.delete_range(b"code0100", b"code0200")
+                self.assertIsNone(db.get(b"code0150"))
+                self.assertEqual(db.get(b"code0150", snapshot=snap),
+                                 b"https://example.com/150")
+                self.assertEqual(db.get(b"code0200"),
+                                 b"https://example.com/200")
+            with db.write_batch() as batch:
+                batch.delete_range("code0900", "code1000")
+                batch.put("code0950", "kept")
+            db.flush()
+            db.compact_range()
+            keys = list(db.keys())
+            self.assertEqual(len(keys), 1000 - 100 - 100 + 1)
+            self.assertEqual(db.get(b"code0950"), b"kept")
+            self.assertEqual(
+                db.get_property("bloomkv.num-range-tombstones"), "0")
+            with self.assertRaises(ValueError):
+                db.delete_range(b"z", b"a")
+            self.assertEqual(db.get(b"code0500"), b"https://example.com/500")
+
     def test_close_ends_open_iterators_and_snapshots(self):
         db = bloomkv.DB(self.path("db"), create_if_missing=True)
         for i in range(100):

@@ -47,6 +47,7 @@ static void RemoveTree(const char* path) {
 struct BatchCount {
   int puts;
   int deletes;
+  int range_deletes;
 };
 static void CountPut(void* state, const char* k, size_t klen, const char* v,
                      size_t vlen) {
@@ -60,6 +61,14 @@ static void CountDelete(void* state, const char* k, size_t klen) {
   (void)k;
   (void)klen;
   ((struct BatchCount*)state)->deletes++;
+}
+static void CountDeleteRange(void* state, const char* b, size_t blen,
+                             const char* e, size_t elen) {
+  (void)b;
+  (void)blen;
+  (void)e;
+  (void)elen;
+  ((struct BatchCount*)state)->range_deletes++;
 }
 
 static void TestDatabase(const char* dir) {
@@ -134,7 +143,7 @@ static void TestDatabase(const char* dir) {
   bloomkv_writebatch_put(batch, "k2", 2, "v2", 2);
   bloomkv_writebatch_delete(batch, "aZ3kQ9x", 7);
   CHECK(bloomkv_writebatch_count(batch) == 3);
-  struct BatchCount counted = {0, 0};
+  struct BatchCount counted = {0, 0, 0};
   bloomkv_writebatch_iterate(batch, &counted, CountPut, CountDelete);
   CHECK(counted.puts == 2 && counted.deletes == 1);
   bloomkv_write(db, wo, batch, &err);
@@ -157,6 +166,40 @@ static void TestDatabase(const char* dir) {
   value = bloomkv_get(db, ro, "k1", 2, &len, &err);
   CHECK(value == NULL);
   bloomkv_release_snapshot(db, snapshot);
+
+  /* A range deletion, alone and in a batch; bad bounds are refused. */
+  bloomkv_put(db, wo, "r1", 2, "x", 1, &err);
+  bloomkv_put(db, wo, "r5", 2, "x", 1, &err);
+  bloomkv_put(db, wo, "r9", 2, "x", 1, &err);
+  CHECK_NO_ERROR(err);
+  bloomkv_delete_range(db, wo, "r1", 2, "r5", 2, &err);
+  CHECK_NO_ERROR(err);
+  value = bloomkv_get(db, ro, "r1", 2, &len, &err);
+  CHECK(value == NULL);
+  value = bloomkv_get(db, ro, "r5", 2, &len, &err);
+  CHECK(Equal(value, len, "x")); /* the end is not deleted */
+  bloomkv_free(value);
+  bloomkv_delete_range(db, wo, "r9", 2, "r1", 2, &err);
+  CHECK(err != NULL && strstr(err, "after its end") != NULL);
+  bloomkv_free(err);
+  err = NULL;
+  batch = bloomkv_writebatch_create();
+  bloomkv_writebatch_delete_range(batch, "r5", 2, "s", 1);
+  bloomkv_writebatch_put(batch, "r9", 2, "y", 1);
+  struct BatchCount ranged = {0, 0, 0};
+  bloomkv_writebatch_iterate_ranges(batch, &ranged, CountPut, CountDelete,
+                                    CountDeleteRange);
+  CHECK(ranged.puts == 1 && ranged.range_deletes == 1);
+  bloomkv_write(db, wo, batch, &err);
+  CHECK_NO_ERROR(err);
+  bloomkv_writebatch_destroy(batch);
+  value = bloomkv_get(db, ro, "r5", 2, &len, &err);
+  CHECK(value == NULL);
+  value = bloomkv_get(db, ro, "r9", 2, &len, &err);
+  CHECK(Equal(value, len, "y")); /* written after the range in the batch */
+  bloomkv_free(value);
+  bloomkv_delete_range(db, wo, "r", 1, "s", 1, &err);
+  CHECK_NO_ERROR(err);
 
   /* Many keys, flushed and compacted, then read by iterator and batch. */
   bloomkv_writeoptions_set_sync(wo, 1);

@@ -1,5 +1,6 @@
-// Model-based test: random sequences of put / delete / batch / get / iterate /
-// snapshot / flush / reopen, checked step by step against a std::map.
+// Model-based test: random sequences of put / delete / delete range / batch /
+// get / iterate / snapshot / flush / compaction / reopen, checked step by
+// step against a std::map.
 #include <gtest/gtest.h>
 
 #include <map>
@@ -23,6 +24,17 @@ class ModelTest : public testing::Test {
     std::string k = "k" + std::to_string(rnd->Uniform(300));
     if (rnd->Uniform(10) == 0) k.push_back('\0');  // binary keys too
     return k;
+  }
+  // [*begin, *end) from two random keys, sometimes empty or with an empty
+  // begin.
+  static void RandomRange(Random* rnd, std::string* begin, std::string* end) {
+    *begin = rnd->Uniform(20) == 0 ? std::string() : RandomKey(rnd);
+    *end = RandomKey(rnd);
+    if (*end < *begin) std::swap(*begin, *end);
+  }
+  static void EraseRange(Model* model, const std::string& begin,
+                         const std::string& end) {
+    model->erase(model->lower_bound(begin), model->lower_bound(end));
   }
   static std::string RandomValue(Random* rnd) {
     return test::RandomBytes(rnd,
@@ -108,7 +120,12 @@ TEST_P(ModelTestP, RandomOperationsMatchAStdMap) {
         Model next = model;
         for (uint64_t i = 0, n = rnd.Uniform(10); i < n; i++) {
           const std::string k = RandomKey(&rnd);
-          if (rnd.Uniform(3) == 0) {
+          if (rnd.Uniform(12) == 0) {
+            std::string begin, end;
+            RandomRange(&rnd, &begin, &end);
+            batch.DeleteRange(begin, end);
+            EraseRange(&next, begin, end);
+          } else if (rnd.Uniform(3) == 0) {
             batch.Delete(k);
             next.erase(k);
           } else {
@@ -121,6 +138,11 @@ TEST_P(ModelTestP, RandomOperationsMatchAStdMap) {
         wo.sync = rnd.Uniform(4) == 0;
         ASSERT_TRUE(db->Write(wo, &batch).ok());
         model = std::move(next);
+      } else if (op < 63) {
+        std::string begin, end;
+        RandomRange(&rnd, &begin, &end);
+        ASSERT_TRUE(db->DeleteRange(WriteOptions(), begin, end).ok());
+        EraseRange(&model, begin, end);
       } else if (op < 85) {
         const std::string k = RandomKey(&rnd);
         std::string v;
@@ -156,8 +178,13 @@ TEST_P(ModelTestP, RandomOperationsMatchAStdMap) {
       } else if (op < 95) {
         ASSERT_TRUE(db->Flush().ok());
       } else if (op < 96) {
-        if (compaction) {
+        if (compaction && rnd.Uniform(2) == 0) {
           ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+        } else if (compaction) {
+          std::string begin, end;
+          RandomRange(&rnd, &begin, &end);
+          const Slice b(begin), e(end);
+          ASSERT_TRUE(db->CompactRange(&b, &e).ok());
         }
       } else if (op < 97) {
         for (auto& s : snaps) db->ReleaseSnapshot(s.snapshot);

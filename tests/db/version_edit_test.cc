@@ -66,6 +66,35 @@ TEST(VersionEditTest, LogRecordBytes) {
   EXPECT_EQ(std::make_pair(uint64_t{15}, uint64_t{0}), decoded.logs()[1]);
 }
 
+// The range-deletion example in docs/manifest_format.md.
+TEST(VersionEditTest, RangeDeletionRecordBytes) {
+  VersionEdit edit;
+  auto f = File(20, 4180, 100, "a", 5, "z", 104);
+  f->range_deletions_applied = 104;
+  edit.AddFile(1, f);
+  edit.AddRangeTombstone({"a", "m", 105});
+  edit.RemoveRangeTombstone(90);
+  std::string encoded;
+  edit.EncodeTo(&encoded);
+  EXPECT_EQ(
+      "09 01 14 d4 20 64 "
+      "09 61 01 05 00 00 00 00 00 00 09 7a 01 68 00 00 00 00 00 00 68 "
+      "07 69 01 61 01 6d 08 5a",
+      Hex(encoded));
+  VersionEdit decoded;
+  ASSERT_TRUE(decoded.DecodeFrom(encoded).ok());
+  ASSERT_EQ(1u, decoded.new_files().size());
+  EXPECT_EQ(104u, decoded.new_files()[0].second->range_deletions_applied);
+  ASSERT_EQ(1u, decoded.range_tombstones().size());
+  EXPECT_EQ((RangeTombstone{"a", "m", 105}), decoded.range_tombstones()[0]);
+  EXPECT_EQ(std::set<SequenceNumber>{90}, decoded.removed_range_tombstones());
+  // A tombstone whose range is empty or reversed is not one.
+  EXPECT_TRUE(decoded.DecodeFrom(std::string("\x07\x69\x01m\x01a", 6))
+                  .IsCorruption());
+  EXPECT_TRUE(decoded.DecodeFrom(std::string("\x07\x69\x01m\x01m", 6))
+                  .IsCorruption());
+}
+
 TEST(VersionEditTest, RoundTrip) {
   Random rnd(test::TestSeeds()[0]);
   for (int iter = 0; iter < 200; iter++) {
@@ -87,6 +116,15 @@ TEST(VersionEditTest, RoundTrip) {
     for (uint64_t i = 0, n = rnd.Uniform(3); i < n; i++) {
       edit.AddLog(rnd.Next64() >> 1, rnd.OneIn(2) ? 0 : rnd.Next64() >> 4);
     }
+    for (const auto& [level, f] : edit.new_files()) {
+      if (rnd.OneIn(2)) f->range_deletions_applied = rnd.Uniform(1 << 30);
+    }
+    for (uint64_t i = 0, n = rnd.Uniform(3); i < n; i++) {
+      std::string begin = test::RandomBytes(&rnd, rnd.Uniform(10));
+      std::string end = begin + test::RandomBytes(&rnd, 1 + rnd.Uniform(10));
+      edit.AddRangeTombstone({begin, end, rnd.Uniform(kMaxSequenceNumber)});
+      if (rnd.OneIn(2)) edit.RemoveRangeTombstone(rnd.Uniform(1 << 20));
+    }
     std::string a, b;
     edit.EncodeTo(&a);
     VersionEdit decoded;
@@ -104,6 +142,11 @@ TEST(VersionEditTest, EveryTruncationAndBadTagIsCorruption) {
   edit.RemoveFile(2, 77);
   edit.AddFile(1, File(12, 4180, 100, "apple", 5, "zebra", 104));
   edit.AddLog(301, 70000);
+  auto ranged = File(13, 999, 9, "b", 6, "c", 7);
+  ranged->range_deletions_applied = 7;
+  edit.AddFile(2, ranged);
+  edit.AddRangeTombstone({"b", "bb", 8});
+  edit.RemoveRangeTombstone(3);
   std::string encoded;
   edit.EncodeTo(&encoded);
   // Every proper prefix that does not end on a field boundary is rejected;

@@ -32,6 +32,11 @@ class Recorder final : public WriteBatch::Handler {
     log_ += "Delete(" + key.ToEscapedString() + ")";
     calls_++;
   }
+  void DeleteRange(const Slice& begin, const Slice& end) override {
+    log_ += "DeleteRange(" + begin.ToEscapedString() + "," +
+            end.ToEscapedString() + ")";
+    calls_++;
+  }
   const std::string& log() const { return log_; }
   uint32_t calls() const { return calls_; }
 

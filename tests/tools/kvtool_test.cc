@@ -1299,6 +1299,42 @@ TEST_F(KvtoolTest, ManifestAndWalShowEveryRecord) {
   ExpectError(Run({"wal", dir_.path()}), 3, "no CURRENT");
 }
 
+TEST_F(KvtoolTest, ManifestAndWalShowRangeDeletions) {
+  {
+    Options options;
+    options.create_if_missing = true;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, db_, &db).ok());
+    ASSERT_TRUE(db->Put(WriteOptions(), "a", "1").ok());
+    ASSERT_TRUE(db->DeleteRange(WriteOptions(), "a", "c").ok());
+    ASSERT_TRUE(db->Flush().ok());  // into the manifest
+    ASSERT_TRUE(db->DeleteRange(WriteOptions(), "x", "z").ok());  // the log
+  }
+  RunResult r = Run({"manifest", db_});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("  + range [a, c) @ 2\n")) << r.out;
+  json j = RunJson({"manifest", db_, "--json"});
+  bool found = false;
+  for (const json& e : j["edits"]) {
+    if (!e.contains("range_tombstones")) continue;
+    for (const json& t : e["range_tombstones"]) {
+      found = found || (t["begin"] == "a" && t["end"] == "c" &&
+                        t["sequence"] == 2);
+    }
+  }
+  EXPECT_TRUE(found) << j.dump();
+  r = Run({"wal", db_});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_NE(std::string::npos, r.out.find("  DELRANGE\tx\tz\n")) << r.out;
+  EXPECT_NE(std::string::npos, r.out.find(", 1 range delete\n")) << r.out;
+  j = RunJson({"wal", db_, "--json"});
+  ASSERT_FALSE(j["logs"].empty());
+  const json& log = j["logs"].back();
+  EXPECT_EQ(1, log["range_deletes"]);
+  EXPECT_EQ("delete_range", log["batches"][0]["ops"][0]["type"]);
+  EXPECT_EQ("x", log["batches"][0]["ops"][0]["begin"]);
+}
+
 TEST_F(KvtoolTest, DamagedManifestAndWalRecordsAreShownAndEndInExitCode4) {
   BuildVersionedDb(db_);
   const std::vector<std::string> logs = FilesWithSuffix(db_, ".log");

@@ -224,6 +224,17 @@ int RunManifest(const Context& ctx, const std::string& path) {
       e["logs"] = std::move(logs);
       e["added"] = std::move(added);
       e["removed"] = std::move(removed);
+      if (!edit.range_tombstones().empty() ||
+          !edit.removed_range_tombstones().empty()) {
+        json ranges = json::array();
+        for (const RangeTombstone& t : edit.range_tombstones()) {
+          ranges.push_back({{"sequence", t.sequence},
+                            {"begin", ctx.Bytes(t.begin)},
+                            {"end", ctx.Bytes(t.end)}});
+        }
+        e["range_tombstones"] = std::move(ranges);
+        e["retired_range_tombstones"] = edit.removed_range_tombstones();
+      }
       edits.push_back(std::move(e));
       continue;
     }
@@ -247,6 +258,13 @@ int RunManifest(const Context& ctx, const std::string& path) {
     }
     for (const auto& [level, number] : edit.deleted_files()) {
       out << "  - " << LevelName(level) << " " << FileNumber(number) << "\n";
+    }
+    for (const RangeTombstone& t : edit.range_tombstones()) {
+      out << "  + range [" << ctx.Bytes(t.begin) << ", " << ctx.Bytes(t.end)
+          << ") @ " << t.sequence << "\n";
+    }
+    for (SequenceNumber sequence : edit.removed_range_tombstones()) {
+      out << "  - range @ " << sequence << "\n";
     }
   }
 
@@ -311,7 +329,18 @@ class OpPrinter final : public WriteBatch::Handler {
       *out_ << "  DEL\t" << ctx_.Bytes(key) << "\n";
     }
   }
-  uint64_t puts = 0, deletes = 0;
+  void DeleteRange(const Slice& begin, const Slice& end) override {
+    range_deletes++;
+    if (ops_ != nullptr) {
+      ops_->push_back({{"type", "delete_range"},
+                       {"begin", ctx_.Bytes(begin)},
+                       {"end", ctx_.Bytes(end)}});
+    } else {
+      *out_ << "  DELRANGE\t" << ctx_.Bytes(begin) << "\t" << ctx_.Bytes(end)
+            << "\n";
+    }
+  }
+  uint64_t puts = 0, deletes = 0, range_deletes = 0;
 
  private:
   const Context& ctx_;
@@ -366,7 +395,7 @@ int RunWal(const Context& ctx, const std::string& path) {
     if (!records.ok()) return FailWith(*ctx.err, records.status());
     if (!ctx.json) out << "# " << log << "\n";
     json batches = json::array();
-    uint64_t n = 0, puts = 0, deletes = 0;
+    uint64_t n = 0, puts = 0, deletes = 0, range_deletes = 0;
     Slice record;
     WriteBatch batch;
     while (records.Next(&record)) {
@@ -391,6 +420,7 @@ int RunWal(const Context& ctx, const std::string& path) {
       }
       puts += printer.puts;
       deletes += printer.deletes;
+      range_deletes += printer.range_deletes;
       if (!s.ok()) {
         records.AddProblem(log + ": bad write batch at offset " +
                            std::to_string(records.offset()) + ": " +
@@ -405,6 +435,7 @@ int RunWal(const Context& ctx, const std::string& path) {
                        {"batches", std::move(batches)},
                        {"puts", puts},
                        {"deletes", deletes},
+                       {"range_deletes", range_deletes},
                        {"torn_tail", records.TornTailJson()},
                        {"problems", records.problems()}});
     } else {
@@ -413,7 +444,11 @@ int RunWal(const Context& ctx, const std::string& path) {
       if (!torn.empty()) out << "# " << torn << "\n";
       out << "# " << Plural(n, "write batch", "write batches") << ", "
           << Plural(puts, "put", "puts") << ", "
-          << Plural(deletes, "delete", "deletes") << "\n";
+          << Plural(deletes, "delete", "deletes");
+      if (range_deletes > 0) {
+        out << ", " << Plural(range_deletes, "range delete", "range deletes");
+      }
+      out << "\n";
     }
     problems.insert(problems.end(), records.problems().begin(),
                     records.problems().end());

@@ -138,6 +138,16 @@ class BloomkvEngine : public Engine {
   Status Delete(const Slice& key) override {
     return db_->Delete(write_options_, key);
   }
+  Status DeleteRange(const Slice& begin, const Slice& end) override {
+    return db_->DeleteRange(write_options_, begin, end);
+  }
+  std::optional<uint64_t> KeptRangeTombstones() override {
+    std::string v;
+    if (!db_->GetProperty("bloomkv.num-range-tombstones", &v)) {
+      return std::nullopt;
+    }
+    return std::stoull(v);
+  }
   Status Get(const Slice& key, std::string* value, bool* found) override {
     Status s = db_->Get(ReadOptions(), key, value);
     *found = s.ok();

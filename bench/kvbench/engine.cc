@@ -80,6 +80,10 @@ Status OpenEngine(const std::string& name, const EngineOptions& options,
   return Status::NotSupported("engine not built into kvbench: ", name);
 }
 
+Status Engine::DeleteRange(const Slice&, const Slice&) {
+  return Status::NotSupported(Name(), "no range deletion in kvbench");
+}
+
 Status Engine::MultiGet(const std::vector<Slice>& keys,
                         std::vector<std::string>* values,
                         std::vector<bool>* found) {

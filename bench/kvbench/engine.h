@@ -115,6 +115,11 @@ class Engine {
   virtual Status PutBatch(
       const std::vector<std::pair<std::string, std::string>>& pairs) = 0;
   virtual Status Delete(const Slice& key) = 0;
+  // Deletes every key in [begin, end); NotSupported where the engine has
+  // no range deletion (only bloomkv's is measured).
+  virtual Status DeleteRange(const Slice& begin, const Slice& end);
+  // Range deletions the engine still keeps, where it reports them.
+  virtual std::optional<uint64_t> KeptRangeTombstones() { return std::nullopt; }
   // OK and *found = false when the key is absent.
   virtual Status Get(const Slice& key, std::string* value, bool* found) = 0;
   // Get for a batch, through the engine's batched lookup where it has one

@@ -24,6 +24,7 @@
 // conditions; write phases use the first count.
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cinttypes>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -55,6 +56,7 @@ struct Flags {
   // One store per value, side by side (0: the engine's default).
   std::vector<int> max_open_files = {0};
   std::vector<uint64_t> meta_limit_kib = {0};
+  std::vector<uint64_t> range_tombstones = {0};
   uint64_t lmdb_map_gib = 1024;
   bool sync = false;
   std::string mmap_reads = "default";
@@ -131,6 +133,9 @@ struct FilterConfig {
   // bloomkv's filter_and_index_memory_limit in KiB (0: none), one of
   // --meta_limit_kib.
   uint64_t meta_limit_kib = 0;
+  // Range deletions issued after the fill (bloomkv only), one of
+  // --range_tombstones.
+  uint64_t range_tombstones = 0;
 
   bool on() const {
     return bits_per_key > 0 || deep_filter == "fuse8" || deep_filter == "fuse16";
@@ -146,6 +151,7 @@ struct FilterConfig {
                                                  : std::string(buf) + "+" + deep_filter;
     if (max_open_files > 0) label += "-mof" + std::to_string(max_open_files);
     if (meta_limit_kib > 0) label += "-meta" + std::to_string(meta_limit_kib);
+    if (range_tombstones > 0) label += "-rt" + std::to_string(range_tombstones);
     return label;
   }
 };
@@ -197,7 +203,9 @@ struct Store {
   std::string dir;
   std::unique_ptr<Engine> engine;
   std::unique_ptr<Workload> workload;
+  const ShortCodeSet* codes = nullptr;  // the workload's
   RunResult result;
+  bool range_tombstones_issued = false;
 
   bool ok() const { return result.error.empty(); }
 };
@@ -232,6 +240,7 @@ std::unique_ptr<Store> OpenStore(const std::string& engine_name,
   r.deep_filter_level = flags.deep_filter_level;
   r.max_open_files = filter.max_open_files;
   r.meta_limit_kib = filter.meta_limit_kib;
+  r.range_tombstones = filter.range_tombstones;
   r.minimize_filter_fp =
       engine_name == "bloomkv" && flags.filter_allocation == "minimize";
   r.settle_mode = flags.settle;
@@ -258,7 +267,40 @@ std::unique_ptr<Store> OpenStore(const std::string& engine_name,
   wc.zipf = flags.zipf;
   wc.seed = flags.seed;
   store->workload = std::make_unique<Workload>(wc, codes, urls);
+  store->codes = &codes;
   return store;
+}
+
+// After the first write phase has settled: result.range_tombstones range
+// deletions, each over no key ([code + 0x01, code + 0x02) for an issued
+// code: codes all have the same length), spread over the issued codes, so
+// that every hit searches them and none is hidden; then a flush puts them
+// in the manifest, where reads find them. Issued after the settle so that
+// no compaction has applied (and retired) them before the reads.
+void IssueRangeTombstones(Store* store) {
+  RunResult& r = store->result;
+  store->range_tombstones_issued = true;
+  const ShortCodeSet& codes = *store->codes;
+  const uint64_t n = std::min<uint64_t>(r.range_tombstones, codes.size());
+  const auto start = std::chrono::steady_clock::now();
+  for (uint64_t i = 0; i < n; i++) {
+    const std::string code = EncodeShortCode(codes.code(i * codes.size() / n));
+    Status s = store->engine->DeleteRange(code + '\x01', code + '\x02');
+    if (!s.ok()) {
+      r.error = s.ToString();
+      return;
+    }
+  }
+  Status s = store->engine->Flush();
+  if (!s.ok()) {
+    r.error = s.ToString();
+    return;
+  }
+  r.range_tombstones_kept = store->engine->KeptRangeTombstones().value_or(0);
+  std::fprintf(stderr,
+               "  %-8s %" PRIu64 " range deletions: %.2f s; %" PRIu64
+               " kept after the flush\n",
+               r.engine.c_str(), n, Seconds(start), r.range_tombstones_kept);
 }
 
 // Brings the store to the shape reads are measured in, after a write phase.
@@ -358,6 +400,10 @@ void RunPhases(const Flags& flags, const std::vector<std::string>& phases,
         store->result.phases.push_back(
             RunPhaseOn(store.get(), phase, flags.threads.front(), peak));
         if (store->ok()) Settle(store.get(), mode);
+        if (store->ok() && store->result.range_tombstones > 0 &&
+            !store->range_tombstones_issued) {
+          IssueRangeTombstones(store.get());
+        }
       }
       continue;
     }
@@ -487,6 +533,12 @@ int Main(int argc, char** argv) {
                  "bloomkv's filter_and_index_memory_limit in KiB (0: none), "
                  "or a list (0,8192): one store per value, side by side")
       ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 40))
+      ->delimiter(',');
+  app.add_option("--range_tombstones", flags.range_tombstones,
+                 "range deletions (over no key) issued into each bloomkv "
+                 "store after the fill, or a list (0,1000): one store per "
+                 "value, side by side")
+      ->check(CLI::Range(uint64_t{0}, uint64_t{1} << 24))
       ->delimiter(',');
   app.add_option("--lmdb_map_gib", flags.lmdb_map_gib,
                  "LMDB's map size in GiB (default 1024; smaller under "
@@ -621,9 +673,12 @@ int Main(int argc, char** argv) {
     for (const FilterConfig& f : settings) {
       for (int m : flags.max_open_files) {
         for (uint64_t limit : flags.meta_limit_kib) {
-          expanded.push_back(f);
-          expanded.back().max_open_files = m;
-          expanded.back().meta_limit_kib = limit;
+          for (uint64_t rt : flags.range_tombstones) {
+            expanded.push_back(f);
+            expanded.back().max_open_files = m;
+            expanded.back().meta_limit_kib = limit;
+            expanded.back().range_tombstones = rt;
+          }
         }
       }
     }
@@ -685,6 +740,7 @@ int Main(int argc, char** argv) {
                    {"batch", std::to_string(flags.batch)},
                    {"max_open_files", JoinInts(flags.max_open_files)},
                    {"meta_limit_kib", JoinInts(flags.meta_limit_kib)},
+                   {"range_tombstones", JoinInts(flags.range_tombstones)},
                    {"sync", flags.sync ? "true" : "false"},
                    {"mmap_reads", flags.mmap_reads},
                    {"compression", flags.compression},
@@ -740,6 +796,11 @@ int Main(int argc, char** argv) {
                        e.c_str(), filter.Label().c_str());
           continue;
         }
+        if (filter.range_tombstones > 0 && e != "bloomkv") {
+          std::fprintf(stderr, "note: --range_tombstones is bloomkv's; %s %s skipped\n",
+                       e.c_str(), filter.Label().c_str());
+          continue;
+        }
         if (filter.meta_limit_kib > 0 && e != "bloomkv") {
           std::fprintf(stderr, "note: --meta_limit_kib is bloomkv's; %s %s skipped\n",
                        e.c_str(), filter.Label().c_str());
@@ -748,7 +809,8 @@ int Main(int argc, char** argv) {
         const std::string dir =
             base + "/" + e + (filter.on() ? "-filters" : "-nofilter") +
             (flags.filter_configs.empty() && flags.max_open_files.size() == 1 &&
-                     flags.meta_limit_kib.size() == 1
+                     flags.meta_limit_kib.size() == 1 &&
+                     flags.range_tombstones.size() == 1
                  ? ""
                  : "-" + filter.Label());
         stores.push_back(OpenStore(e, filter, flags, codes, urls, dir));

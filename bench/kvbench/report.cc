@@ -38,7 +38,7 @@ std::string SeriesName(const RunResult& r) {
   if (!r.filters_on()) return r.engine + " no-filter";
   return r.engine + " filters" +
          (r.deep_filter.empty() && !r.minimize_filter_fp && r.max_open_files == 0 &&
-                  r.meta_limit_kib == 0
+                  r.meta_limit_kib == 0 && r.range_tombstones == 0
               ? ""
               : " " + FilterLabel(r));
 }
@@ -173,6 +173,7 @@ std::string RunResult::FilterLabel() const {
   if (minimize_filter_fp) label += "/min";
   if (max_open_files > 0) label += " mof" + std::to_string(max_open_files);
   if (meta_limit_kib > 0) label += " meta" + std::to_string(meta_limit_kib) + "K";
+  if (range_tombstones > 0) label += " rt" + std::to_string(range_tombstones);
   return label;
 }
 
@@ -498,6 +499,8 @@ Status WriteJson(const std::string& path, const ReportContext& context,
     j.Field("filter_label", FilterLabel(r));
     j.Field("max_open_files", r.max_open_files);
     j.Field("meta_limit_kib", r.meta_limit_kib);
+    j.Field("range_tombstones", r.range_tombstones);
+    j.Field("range_tombstones_kept", r.range_tombstones_kept);
     j.Field("description", r.description);
     j.Field("error", r.error);
     j.Field("settle_mode", r.settle_mode);

@@ -31,6 +31,11 @@ struct RunResult {
   bool minimize_filter_fp = false;
   int max_open_files = 0;  // the engine's option (0: its default)
   uint64_t meta_limit_kib = 0;  // bloomkv's filter_and_index_memory_limit
+  // Range deletions kept in the store while it is read (bloomkv only): each
+  // over no key, between two issued codes.
+  uint64_t range_tombstones = 0;
+  // As the engine reported them once they were flushed, before the reads.
+  uint64_t range_tombstones_kept = 0;
   std::string description;
   std::vector<PhaseResult> phases;
   double settle_seconds = 0;  // flush + compaction before reads

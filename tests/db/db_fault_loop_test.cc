@@ -43,7 +43,8 @@ using test::FaultInjectionEnv;
 // unchanged; a successful Reopen, Flush or CompactRange makes everything
 // before it durable, as does a successful synced write.
 struct Op {
-  enum Kind { kPut, kDelete, kFlush, kCompact, kReopen, kGet };
+  // kDeleteRange: [key, value).
+  enum Kind { kPut, kDelete, kDeleteRange, kFlush, kCompact, kReopen, kGet };
   explicit Op(Kind k, std::string key_arg = "") : kind(k), key(key_arg) {}
   Kind kind;
   std::string key;
@@ -71,7 +72,12 @@ std::vector<Op> MakeWorkload() {
     for (int i = 0; i < n; i++) {
       Op op(Op::kPut, Key(rnd.Uniform(kKeys)));
       op.sync = rnd.Uniform(8) == 0;
-      if (rnd.Uniform(10) == 0) {
+      if (rnd.Uniform(40) == 0) {
+        const uint64_t first = rnd.Uniform(kKeys);
+        op.kind = Op::kDeleteRange;
+        op.key = Key(first);
+        op.value = Key(first + 1 + rnd.Uniform(15));
+      } else if (rnd.Uniform(10) == 0) {
         op.kind = Op::kDelete;
       } else {
         op.value = std::to_string(ops.size()) + "-" +
@@ -96,6 +102,9 @@ std::vector<Op> MakeWorkload() {
 void Apply(const Op& op, Model* m) {
   if (op.kind == Op::kPut) (*m)[op.key] = op.value;
   if (op.kind == Op::kDelete) m->erase(op.key);
+  if (op.kind == Op::kDeleteRange) {
+    m->erase(m->lower_bound(op.key), m->lower_bound(op.value));
+  }
 }
 
 struct RunResult {
@@ -125,6 +134,9 @@ RunResult RunWorkload(const std::vector<Op>& ops, const Options& options,
         break;
       case Op::kDelete:
         s = db->Delete(wo, op.key);
+        break;
+      case Op::kDeleteRange:
+        s = db->DeleteRange(wo, op.key, op.value);
         break;
       case Op::kFlush:
         s = db->Flush();

@@ -15,7 +15,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 std::map<std::string, uint64_t> ResourceUsage(DB* db) {
   std::string text;

@@ -9,7 +9,7 @@
 #include "tests/testutil/test_util.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 std::string Key(uint64_t i) {
   char buf[16];

@@ -14,7 +14,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 constexpr int kKeysPerRound = 6000;
 constexpr int kAbsentLookups = 20000;

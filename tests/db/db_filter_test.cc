@@ -12,7 +12,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 constexpr int kSegments = 10;
 constexpr int kKeysPerSegment = 5000;

@@ -22,7 +22,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 // Keeps every line logged, as the application's own logger would.
 class CapturingLogger final : public Logger {

@@ -22,7 +22,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 constexpr char kBloom[] = "bloomkv.BlockedBloom.v1";
 constexpr char kFuse8[] = "bloomkv.BinaryFuse8";

@@ -16,7 +16,7 @@
 #include "tests/testutil/test_util.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 using Model = std::map<std::string, std::string>;
 

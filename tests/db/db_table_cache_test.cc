@@ -32,7 +32,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 // Counts the segment files open through it right now, and the most ever.
 class OpenSegmentsEnv : public EnvWrapper {

@@ -14,7 +14,7 @@
 #include "tests/testutil/test_util.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 class DBTest : public testing::Test {
  protected:

@@ -20,7 +20,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 constexpr char kBloomName[] = "bloomkv.BlockedBloom.v1";
 constexpr char kFuse8Name[] = "bloomkv.BinaryFuse8";

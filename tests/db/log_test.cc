@@ -19,7 +19,7 @@
 
 namespace bloomkv {
 namespace log {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 using test::StringSink;
 using test::StringSource;

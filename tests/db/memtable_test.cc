@@ -16,7 +16,7 @@
 #include "table/internal_key.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 // Holds the one reference a test needs; releases it at scope exit.
 class MemTableRef {

@@ -17,7 +17,7 @@
 #include "tests/testutil/vector_iterator.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 using test::Entries;
 using test::NewVectorIterator;

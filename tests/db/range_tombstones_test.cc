@@ -9,7 +9,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 // The answer by definition: the largest covering sequence <= snapshot.
 SequenceNumber Scan(const std::vector<RangeTombstone>& ts, const Slice& key,

@@ -15,7 +15,7 @@
 #include "util/hash.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 std::string Key(int i) {
   char buf[16];

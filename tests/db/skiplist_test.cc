@@ -18,7 +18,7 @@
 #include "util/arena.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 using Key = uint64_t;
 

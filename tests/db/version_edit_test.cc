@@ -8,7 +8,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 std::shared_ptr<FileMetaData> File(uint64_t number, uint64_t size,
                                    uint64_t entries, const std::string& small,

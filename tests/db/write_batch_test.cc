@@ -17,7 +17,7 @@
 #include "util/coding.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 // Records the handler calls as "Put(key,value)" and "Delete(key)", with
 // non-printable bytes escaped.

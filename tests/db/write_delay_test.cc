@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 constexpr uint64_t kRate = 1 << 20;  // bytes per second
 constexpr uint64_t kStart = 5'000'000;

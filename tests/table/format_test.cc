@@ -10,7 +10,7 @@
 #include "util/coding.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 TEST(FormatTest, BlockHandleRoundTrip) {
   for (uint64_t off : {uint64_t{0}, uint64_t{1}, uint64_t{300},

@@ -11,7 +11,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 int Sign(int v) { return (v > 0) - (v < 0); }
 

@@ -12,7 +12,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 // A file in memory that counts the reads that reach it and the furthest
 // byte they asked for, and fails reads that reach fail_at.

@@ -19,7 +19,7 @@
 #include "util/hash.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 using test::Entry;
 using test::ExactFilterPolicy;

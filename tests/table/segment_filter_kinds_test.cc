@@ -14,7 +14,7 @@
 #include "util/hash.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 constexpr int kKeys = 3000;
 

@@ -13,7 +13,7 @@
 #include "table/internal_key.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 std::string Key(int i) {
   return MakeInternalKey("k" + std::to_string(100 + i), 1, ValueType::kValue);

@@ -16,7 +16,7 @@
 #include "tests/tools/kvtool_run.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 using nlohmann::json;
 

@@ -10,7 +10,7 @@
 #include "util/random.h"
 
 namespace bloomkv::kvtool {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 TEST(KvtoolFormatTest, EscapedAndHexRoundTripAnyBytes) {
   for (uint64_t seed : test::TestSeeds()) {

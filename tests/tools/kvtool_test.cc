@@ -30,7 +30,7 @@
 #endif
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 using nlohmann::json;
 

@@ -14,7 +14,7 @@
 #include "tools/shortlink/access_log.h"
 
 namespace shortlink {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 // 2023-11-14 22:13:20.250 UTC.
 constexpr std::timespec kTime = {1'700'000'000, 250'000'000};

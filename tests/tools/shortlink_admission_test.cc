@@ -16,7 +16,7 @@
 #include "tools/shortlink/service.h"
 
 namespace shortlink {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;

@@ -11,7 +11,7 @@
 #include "tools/shortlink/api_keys.h"
 
 namespace shortlink {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 using bloomkv::Status;
 

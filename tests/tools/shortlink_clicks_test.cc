@@ -16,7 +16,7 @@
 #include "tools/shortlink/link_record.h"
 
 namespace shortlink {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 using bloomkv::Status;
 

@@ -24,7 +24,7 @@
 #include "util/random.h"
 
 namespace shortlink {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 using bloomkv::Status;
 

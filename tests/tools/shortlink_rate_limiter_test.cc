@@ -13,7 +13,7 @@
 #include "util/random.h"
 
 namespace shortlink {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 using bloomkv::Status;
 using Clock = RateLimiter::Clock;

@@ -13,7 +13,7 @@
 #include "tools/shortlink/link_store.h"
 
 namespace shortlink {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 using bloomkv::Status;
 

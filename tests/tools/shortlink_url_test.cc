@@ -18,7 +18,7 @@
 #include "util/random.h"
 
 namespace shortlink {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 struct NormalizeCase {
   std::string input;

@@ -32,7 +32,7 @@
 extern char** environ;
 
 namespace shortlink {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 using nlohmann::json;
 

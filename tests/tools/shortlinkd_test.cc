@@ -31,7 +31,7 @@
 
 extern char** environ;
 
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 using nlohmann::json;
 

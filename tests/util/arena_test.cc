@@ -14,7 +14,7 @@
 #include <vector>
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 TEST(ArenaTest, EmptyUsesNoMemory) {
   Arena arena;

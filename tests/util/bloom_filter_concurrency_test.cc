@@ -19,7 +19,7 @@
 #include "bloomkv/bloom_filter.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 std::string Key(int writer, uint64_t i) {
   return "w" + std::to_string(writer) + "-" + std::to_string(i);

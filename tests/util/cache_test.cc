@@ -23,7 +23,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 constexpr uint64_t kFileId = 7;
 constexpr uint64_t kBlockSize = 4096;

@@ -14,7 +14,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 // Values around every 7-bit boundary, where varint lengths change.
 std::vector<uint64_t> Varint64Boundaries() {

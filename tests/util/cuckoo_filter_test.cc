@@ -19,7 +19,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 std::string Key(const char* prefix, uint64_t i) {
   return std::string(prefix) + std::to_string(i);

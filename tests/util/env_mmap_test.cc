@@ -16,7 +16,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 std::unique_ptr<Env> MakeEnv(bool mmap, int max_mmap_files = 1000) {
   EnvOptions options;

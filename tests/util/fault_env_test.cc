@@ -11,7 +11,7 @@
 #include "tests/testutil/test_util.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 using test::FaultInjectionEnv;
 

@@ -13,7 +13,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 // Lengths around XXH3's internal size classes (1-3, 4-8, 9-16, 17-128,
 // 129-240, then striped with 1 KiB blocks), where a streaming or one-shot

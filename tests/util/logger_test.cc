@@ -21,7 +21,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 // "2026-12-01T00:08:33.123456Z 4242 ": time and thread id.
 const std::regex kHeaderRe(

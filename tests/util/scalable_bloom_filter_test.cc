@@ -18,7 +18,7 @@
 #include "util/hash.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 constexpr uint64_t kSeeds[] = {1, 2, 3, 42, 20240611};
 

@@ -7,7 +7,7 @@
 #include <string>
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 int Sign(int x) { return (x > 0) - (x < 0); }
 

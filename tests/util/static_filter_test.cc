@@ -14,7 +14,7 @@
 #include "util/random.h"
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 constexpr uint64_t kSeeds[] = {1, 2, 3, 42, 20261201};
 

@@ -7,7 +7,7 @@
 #include <utility>
 
 namespace bloomkv {
-namespace {
+namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 TEST(StatusTest, DefaultIsOk) {
   Status s;

@@ -86,35 +86,36 @@ Status VersionSet::Apply(const Version& base, const VersionEdit& edit,
   v->range_tombstones_ = base.range_tombstones_;
   if (!edit.range_tombstones().empty() ||
       !edit.removed_range_tombstones().empty()) {
-    std::vector<RangeTombstone> live;
+    // By sequence: an edit may add or retire thousands (a snapshot edit
+    // holds every live one), so each is found without a scan.
+    std::map<SequenceNumber, RangeTombstone> live;
     if (base.range_tombstones_ != nullptr) {
-      live = base.range_tombstones_->tombstones();
+      for (const RangeTombstone& t : base.range_tombstones_->tombstones()) {
+        live.emplace_hint(live.end(), t.sequence, t);
+      }
     }
     for (SequenceNumber seq : edit.removed_range_tombstones()) {
-      auto it = std::find_if(live.begin(), live.end(),
-                             [seq](const auto& t) { return t.sequence == seq; });
-      if (it == live.end()) {
+      if (live.erase(seq) == 0) {
         return Status::Corruption("version edit retires range tombstone @" +
                                   std::to_string(seq) + ", which is not live");
       }
-      live.erase(it);
     }
     for (const RangeTombstone& t : edit.range_tombstones()) {
-      auto same = std::find_if(live.begin(), live.end(), [&t](const auto& u) {
-        return u.sequence == t.sequence;
-      });
-      if (same == live.end()) {
-        live.push_back(t);
-      } else if (!(*same == t)) {
+      auto [it, added] = live.emplace(t.sequence, t);
+      if (!added && !(it->second == t)) {
         // One sequence number is one write: two ranges cannot share it.
         return Status::Corruption("version edit adds range tombstone @" +
                                   std::to_string(t.sequence) +
                                   " with a range other than the live one's");
       }
     }
+    std::vector<RangeTombstone> tombstones;
+    tombstones.reserve(live.size());
+    for (auto& [seq, t] : live) tombstones.push_back(std::move(t));
     v->range_tombstones_ =
-        live.empty() ? nullptr
-                     : std::make_shared<const RangeTombstoneSet>(std::move(live));
+        tombstones.empty()
+            ? nullptr
+            : std::make_shared<const RangeTombstoneSet>(std::move(tombstones));
   }
   // Level 0 is searched newest first; segment numbers grow with the age of
   // the data they hold, as flushes happen in order.

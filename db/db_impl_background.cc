@@ -83,12 +83,11 @@ Status DBImpl::FlushImmutable() {
   mu_.Lock();
   if (s.ok()) {
     VersionEdit edit;
-    const auto& flushed = versions_->current()->range_tombstones();
-    if (meta != nullptr && flushed != nullptr &&
-        flushed->smallest_sequence() < imm->smallest_sequence()) {
-      // Every entry is newer than the flushed tombstones, so none of them
-      // covers anything in it. Recorded only when that is news, so that a
-      // database without range deletions keeps its manifest format.
+    if (meta != nullptr && versions_->current()->range_tombstones() != nullptr) {
+      // Every entry is newer than the flushed tombstones (they came from
+      // earlier memtables), so none of them covers anything in it.
+      // Recorded only when there are such tombstones, so that a database
+      // without range deletions keeps its manifest format.
       meta->range_deletions_applied = imm->smallest_sequence() - 1;
     }
     if (meta != nullptr) edit.AddFile(0, std::move(meta));

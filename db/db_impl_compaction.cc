@@ -161,7 +161,7 @@ Status DBImpl::MergeCompactionInputs(Compaction* c, VersionEdit* edit) {
     }
   }
   const std::shared_ptr<const RangeTombstoneSet> range_tombstones =
-      RangeTombstoneSet::Merge({versions_->current()->range_tombstones().get()},
+      RangeTombstoneSet::Merge({versions_->current()->range_tombstones()},
                                applied);
   mu_.Unlock();
 

@@ -139,11 +139,9 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     v = versions_->current();
     mem_usage = mem_->ApproximateMemoryUsage() +
                 (imm_ != nullptr ? imm_->ApproximateMemoryUsage() : 0);
-    for (const MemTable* m : {mem_.get(), imm_.get()}) {
-      if (m != nullptr && m->HasRangeTombstones()) {
-        memtable_range_tombstones += m->range_tombstones()->tombstones().size();
-      }
-    }
+    memtable_range_tombstones =
+        mem_->NumRangeTombstones() +
+        (imm_ != nullptr ? imm_->NumRangeTombstones() : 0);
   }
   if (name == "bloomkv.num-range-tombstones") {
     *value = std::to_string(

@@ -106,20 +106,10 @@ bool DBImpl::CoveredByRangeTombstone(const ReadView& view, const Slice& key,
 
 std::shared_ptr<const RangeTombstoneSet> DBImpl::RangeTombstonesOf(
     const ReadView& view, SequenceNumber snapshot) {
-  const auto& flushed = view.version().range_tombstones();
-  const bool mem = view.mem()->HasRangeTombstones();
-  const bool imm = view.imm() != nullptr && view.imm()->HasRangeTombstones();
-  if (!mem && !imm) {
-    // The version's own set, unless a snapshot hides some of it.
-    if (flushed == nullptr ||
-        flushed->tombstones().back().sequence <= snapshot) {
-      return flushed;
-    }
-  }
-  const auto mem_set = mem ? view.mem()->range_tombstones() : nullptr;
-  const auto imm_set = imm ? view.imm()->range_tombstones() : nullptr;
-  return RangeTombstoneSet::Merge({flushed.get(), mem_set.get(), imm_set.get()},
-                                  snapshot);
+  return RangeTombstoneSet::Merge(
+      {view.version().range_tombstones(), view.mem()->range_tombstones(),
+       view.imm() != nullptr ? view.imm()->range_tombstones() : nullptr},
+      snapshot);
 }
 
 Status DBImpl::Get(const ReadOptions& options, const Slice& key,

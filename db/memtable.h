@@ -83,9 +83,10 @@ class MemTable {
   // The range tombstones added so far, or null if there are none (one
   // atomic load then).
   std::shared_ptr<const RangeTombstoneSet> range_tombstones() const;
-  bool HasRangeTombstones() const {
-    return num_range_tombstones_.load(std::memory_order_acquire) != 0;
+  size_t NumRangeTombstones() const {
+    return num_range_tombstones_.load(std::memory_order_acquire);
   }
+  bool HasRangeTombstones() const { return NumRangeTombstones() != 0; }
 
   // An iterator over all entries: key() is the internal key, value() the
   // value. Seek targets must be internal keys (at least 8 bytes; a shorter

@@ -68,10 +68,23 @@ SequenceNumber RangeTombstoneSet::CoveringSequence(
 }
 
 std::shared_ptr<const RangeTombstoneSet> RangeTombstoneSet::Merge(
-    const std::vector<const RangeTombstoneSet*>& sets,
+    const std::vector<std::shared_ptr<const RangeTombstoneSet>>& sets,
     SequenceNumber snapshot) {
+  const std::shared_ptr<const RangeTombstoneSet>* only = nullptr;
+  size_t nonempty = 0;
+  for (const auto& set : sets) {
+    if (set != nullptr && !set->empty()) {
+      only = &set;
+      nonempty++;
+    }
+  }
+  if (nonempty == 0) return nullptr;
+  // Ordered by sequence: the last is the newest.
+  if (nonempty == 1 && (*only)->tombstones().back().sequence <= snapshot) {
+    return *only;
+  }
   std::vector<RangeTombstone> all;
-  for (const RangeTombstoneSet* set : sets) {
+  for (const auto& set : sets) {
     if (set == nullptr) continue;
     for (const RangeTombstone& t : set->tombstones()) {
       if (t.sequence <= snapshot) all.push_back(t);

@@ -79,9 +79,10 @@ class RangeTombstoneSet {
   }
 
   // A set of the tombstones of `sets` (null entries allowed) with sequence
-  // <= snapshot; null when there are none.
+  // <= snapshot; null when there are none. When only one set has any and
+  // the snapshot hides none of them, that set itself, not a copy.
   static std::shared_ptr<const RangeTombstoneSet> Merge(
-      const std::vector<const RangeTombstoneSet*>& sets,
+      const std::vector<std::shared_ptr<const RangeTombstoneSet>>& sets,
       SequenceNumber snapshot);
 
  private:

@@ -48,10 +48,15 @@ TEST(RangeTombstoneSetTest, EmptyBeginCoversFromTheFirstKey) {
 }
 
 TEST(RangeTombstoneSetTest, MergeKeepsWhatTheSnapshotSees) {
-  RangeTombstoneSet a({{"a", "c", 3}, {"x", "z", 9}});
-  RangeTombstoneSet b({{"b", "y", 6}});
-  EXPECT_EQ(nullptr, RangeTombstoneSet::Merge({&a, nullptr, &b}, 2));
-  auto merged = RangeTombstoneSet::Merge({&a, nullptr, &b}, 6);
+  auto a = std::make_shared<const RangeTombstoneSet>(
+      std::vector<RangeTombstone>{{"a", "c", 3}, {"x", "z", 9}});
+  auto b = std::make_shared<const RangeTombstoneSet>(
+      std::vector<RangeTombstone>{{"b", "y", 6}});
+  EXPECT_EQ(nullptr, RangeTombstoneSet::Merge({a, nullptr, b}, 2));
+  // One set, none hidden by the snapshot: itself, not a copy.
+  EXPECT_EQ(a, RangeTombstoneSet::Merge({nullptr, a}, 9));
+  EXPECT_NE(a, RangeTombstoneSet::Merge({nullptr, a}, 8));
+  auto merged = RangeTombstoneSet::Merge({a, nullptr, b}, 6);
   ASSERT_NE(nullptr, merged);
   ASSERT_EQ(2u, merged->tombstones().size());
   EXPECT_EQ(3u, merged->tombstones()[0].sequence);  // ordered by sequence

@@ -416,11 +416,19 @@ Shape BuildAndMeasure(FilterAllocation allocation, bool dynamic_levels,
   EXPECT_TRUE(DB::Open(options, dir.path(), &db).ok());
   Random rnd(seed);
   present->clear();
+  // Each segment's bits are planned for the tree as it is when the segment
+  // is written, so the final shape must not depend on how far the
+  // background threads lag behind the writes (on a loaded machine level 0
+  // piles up and compactions merge different sets of files). Waiting for
+  // background work every 200 writes, fewer than a memtable holds, leaves at
+  // most one flush and the compactions it triggers between two waits: the
+  // same tree grows in the same steps on any machine.
   for (int i = 0; i < 150000; i++) {
     const std::string code = Code(&rnd);
     present->insert(code);
     EXPECT_TRUE(
         db->Put(WriteOptions(), code, "https://example.com/" + code).ok());
+    if (i % 200 == 199) test::WaitForBackgroundWork(db.get());
   }
   EXPECT_TRUE(db->Flush().ok());
   test::WaitForBackgroundWork(db.get());

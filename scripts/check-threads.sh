@@ -57,6 +57,25 @@ print(f"thread-safety analysis of {len(jobs)} short-link files: {failed} failed"
 sys.exit(1 if failed or not jobs else 0)
 PY
 built=$SECONDS
-TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
-  "$build_dir/tests/concurrency_tests" --gtest_brief=1 "$@"
+# The tests run in one process per core, each taking its share of them
+# (GoogleTest's sharding): most of them keep one core busy, and one process
+# ran them in 72 s against 40 s in two.
+shards=$(nproc)
+log_dir=$(mktemp -d)
+trap 'rm -rf "$log_dir"' EXIT
+pids=()
+for ((i = 0; i < shards; i++)); do
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
+  GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i \
+    "$build_dir/tests/concurrency_tests" --gtest_brief=1 "$@" \
+    >"$log_dir/$i.log" 2>&1 &
+  pids+=($!)
+done
+failed=0
+for ((i = 0; i < shards; i++)); do
+  wait "${pids[$i]}" || failed=1
+  echo "--- concurrency tests, shard $((i + 1)) of $shards"
+  cat "$log_dir/$i.log"
+done
+[[ $failed -eq 0 ]] || { echo "thread checks: FAILED" >&2; exit 1; }
 echo "thread checks: $((built - start)) s to build (clang -Wthread-safety, TSan), $((SECONDS - built)) s of tests"

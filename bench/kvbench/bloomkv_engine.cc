@@ -72,6 +72,7 @@ class BloomkvEngine : public Engine {
       o.filter_allocation = FilterAllocation::kMinimizeFalsePositives;
     }
     if (options_.compression == "zstd") o.compression = CompressionType::kZSTD;
+    if (options_.compression == "none") o.compression = CompressionType::kNone;
     o.block_cache_capacity = options_.block_cache_bytes;
     o.write_buffer_size = options_.write_buffer_bytes;
     // Connected once bloomkv's Options has max_open_files.

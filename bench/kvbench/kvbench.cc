@@ -551,8 +551,8 @@ int Main(int argc, char** argv) {
                  "(off), or as its default Env does (default)")
       ->check(CLI::IsMember({"default", "on", "off"}));
   app.add_option("--compression", flags.compression,
-                 "bloomkv: compression below level 0, lz4 or zstd")
-      ->check(CLI::IsMember({"lz4", "zstd"}));
+                 "bloomkv: compression below level 0, lz4, zstd or none")
+      ->check(CLI::IsMember({"lz4", "zstd", "none"}));
   app.add_option("--writes", flags.writes, "overwrites (0: --num)");
   app.add_option("--deletes", flags.deletes, "deletes (0: --num / 10)");
   app.add_option("--scans", flags.scans, "range scans");

@@ -7,6 +7,7 @@
 #   - each store records its shape (files per level) and open descriptors;
 #   - --settle=background leaves level-0 files, --settle=compact none;
 #   - each store waited for an idle process before its timed phases;
+#   - --compression=none reaches the bloomkv store;
 #   - --filter_configs gives each store its filters: bloom everywhere, or
 #     binary fuse below level 0 (named in its levels table).
 # Usage: cmake -DKVBENCH=<kvbench> -DWORK_DIR=<scratch dir> -P kvbench_smoke.cmake
@@ -128,7 +129,7 @@ foreach(n ${level0})
 endforeach()
 
 run_and_check(compact level0 --engines=bloomkv --settle=compact
-              --benchmarks=fill,readmiss)
+              --compression=none --benchmarks=fill,readmiss)
 foreach(n ${level0})
   if(NOT n EQUAL 0)
     fail("--settle=compact left ${n} level-0 files in a bloomkv store")
@@ -143,6 +144,12 @@ json_get(levels "${json}" runs 0 filter_summary levels)
 string(FIND "${levels}" "bloomkv.BinaryFuse8" has_fuse)
 if(NOT label STREQUAL "10 bpk" OR has_fuse LESS 0)
   fail("compact: ${label}: no fuse filter below level 0 in\n${levels}")
+endif()
+# --compression=none reaches the store: raw blocks below level 0 too.
+json_get(desc "${json}" runs 0 description)
+string(FIND "${desc}" "compression L0 none, then none" raw_everywhere)
+if(raw_everywhere LESS 0)
+  fail("compact: --compression=none not in the description ${desc}")
 endif()
 
 # A list of open-file budgets: one store each, side by side, labelled by it.

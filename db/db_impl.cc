@@ -195,8 +195,7 @@ DBImpl::DBImpl(const Options& options, std::string dbname, bool read_only)
       env_(options.env != nullptr ? options.env : Env::Default()),
       read_only_(read_only),
       dbname_(std::move(dbname)),
-      counters_(std::make_unique<Counters>()),
-      write_delay_(options.delayed_write_rate) {
+      counters_(std::make_unique<Counters>()) {
   options_.env = env_;
   if (options_.block_cache_capacity > 0) {
     block_cache_ = std::make_unique<Cache>(options_.block_cache_capacity);

@@ -6,7 +6,8 @@
 // full it becomes immutable, a new WAL is started, and the flush thread
 // writes the immutable memtable into a level-0 segment. While level 0 is
 // above the slowdown trigger, the front writer first sleeps off what its
-// group's bytes cost at Options::delayed_write_rate (WriteDelay); at the
+// group's bytes cost at a rate that falls from Options::delayed_write_rate
+// as level 0 grows (DelayedWriteRate, WriteDelay); at the
 // stop trigger, writers wait for compaction.
 //
 // Background work: one thread flushes, max_background_compactions threads

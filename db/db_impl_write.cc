@@ -234,13 +234,17 @@ WriteBatch* DBImpl::BuildBatchGroup(Writer** last_writer) {
 }
 
 Status DBImpl::DelayWrite(uint64_t bytes) {
-  if (versions_->NumFiles(0) < options_.level0_slowdown_writes_trigger) {
+  const int level0 = versions_->NumFiles(0);
+  if (level0 < options_.level0_slowdown_writes_trigger) {
     write_delay_.Reset();
     return Status::OK();
   }
   // Level 0 is piling up: slow writes down so that compaction keeps up,
   // rather than stopping them outright later.
-  const uint64_t micros = write_delay_.Charge(bytes, env_->NowMicros());
+  const uint64_t rate = DelayedWriteRate(
+      options_.delayed_write_rate, options_.level0_slowdown_writes_trigger,
+      options_.level0_stop_writes_trigger, level0);
+  const uint64_t micros = write_delay_.Charge(bytes, rate, env_->NowMicros());
   if (micros == 0) return Status::OK();
   mu_.Unlock();
   env_->SleepForMicroseconds(micros);

@@ -12,6 +12,7 @@
 #include "db/filter_allocation.h"
 #include "db/version_edit.h"
 #include "db/version_set.h"
+#include "db/write_delay.h"
 #include "table/format.h"
 #include "util/logging.h"
 
@@ -175,8 +176,9 @@ void LogLevel0Change(Logger* log, const Options& options, int before,
   if (before < slowdown && after >= slowdown) {
     Log(log,
         "Write slowdown begins: level 0 has %d segments (slowdown trigger "
-        "%d), each write is delayed 1 ms",
-        after, slowdown);
+        "%d), writes are paced to %.2f MiB/s, halved for each %d more",
+        after, slowdown, options.delayed_write_rate / 1048576.0,
+        SegmentsPerRateHalving(slowdown, stop));
   }
   if (before < stop && after >= stop) {
     Log(log,

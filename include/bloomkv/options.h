@@ -257,9 +257,13 @@ struct Options {
   // Bytes per second that writes (keys, values and tags) may go at while
   // level 0 is at the slowdown trigger; each write group sleeps for what
   // its bytes cost, one sleep per millisecond or more of debt (so many
-  // small writes are not each held up). Lower it if level 0 still reaches
-  // the stop trigger; raise it if compaction keeps up and writes are
-  // slowed for nothing. Default: 16 MiB/s. Range: [16 KiB/s, 1 GiB/s].
+  // small writes are not each held up). If level 0 still grows, the rate
+  // is halved for each further eighth of the way to the stop trigger (1/128
+  // of it in the last eighth: 128 KiB/s from 34 segments with the
+  // defaults), so that writes slow down instead of stopping for a whole
+  // level-0 compaction. Lower it if level 0 still reaches the stop trigger;
+  // raise it if compaction keeps up and writes are slowed for nothing.
+  // Default: 16 MiB/s. Range: [16 KiB/s, 1 GiB/s].
   uint64_t delayed_write_rate = uint64_t{16} << 20;
 
   // Stop writes until compaction has brought level 0 below this many

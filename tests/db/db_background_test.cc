@@ -23,6 +23,7 @@
 #include "bloomkv/db.h"
 #include "bloomkv/env.h"
 #include "bloomkv/statistics.h"
+#include "db/write_delay.h"
 #include "tests/testutil/test_util.h"
 #include "util/counting_env.h"
 #include "util/random.h"
@@ -283,6 +284,53 @@ TEST_F(BackgroundTest, DefaultTriggersPaceWritesFromTwentyLevelZeroSegments) {
   EXPECT_EQ(stats.write_delay_micros, env_.slept());
   EXPECT_EQ(1, env_.blocked());
 
+  env_.Release();
+  ExpectContents(db_.get(), model_);
+}
+
+// Behind a compaction that cannot finish, level 0 grows past the slowdown
+// trigger; each further eighth of the way to the stop trigger halves the
+// rate writes are paced to, so that writes slow down step by step instead of
+// running at one rate into the stop and waiting there for the whole
+// compaction.
+TEST_F(BackgroundTest, SlowdownDeepensAsLevelZeroNearsTheStopTrigger) {
+  const Options defaults;
+  options_.level0_slowdown_writes_trigger =
+      defaults.level0_slowdown_writes_trigger;
+  options_.level0_stop_writes_trigger = defaults.level0_stop_writes_trigger;
+  options_.delayed_write_rate = defaults.delayed_write_rate;
+  ASSERT_EQ(uint64_t{16} << 20, options_.delayed_write_rate);
+  // One memtable holds each measured run of writes: level 0 grows only by
+  // the flushes below.
+  options_.write_buffer_size = 8 << 20;
+  Random rnd(304);
+  StartHeldCompaction(&rnd);
+  int next = 1000;
+  const std::pair<int, uint64_t> kSteps[] = {
+      {20, 16 << 20}, {21, 16 << 20}, {22, 8 << 20},
+      {26, 2 << 20},  {28, 1 << 20},  {35, 128 << 10}};
+  for (const auto& [level0, rate] : kSteps) {
+    while (NumFilesAtLevel(db_.get(), 0) < level0) {
+      WriteAndFlush(next, next + 10, &rnd);
+      next += 10;
+    }
+    ASSERT_EQ(level0, NumFilesAtLevel(db_.get(), 0));
+    const DbStats before = db_->GetStats();
+    WriteKeys(next, next + 4000, &rnd);
+    next += 4000;
+    const DbStats after = db_->GetStats();
+    ASSERT_EQ(level0, NumFilesAtLevel(db_.get(), 0));
+    const uint64_t bytes = after.user_bytes_written - before.user_bytes_written;
+    const uint64_t delayed = after.write_delay_micros - before.write_delay_micros;
+    // What the bytes cost at the rate, give or take a debt too small to
+    // sleep off (left over before, or left over at the end).
+    const double cost = static_cast<double>(bytes) * 1e6 / rate;
+    EXPECT_NEAR(cost, static_cast<double>(delayed),
+                2.0 * WriteDelay::kMinSleepMicros)
+        << "level 0 at " << level0 << ", " << bytes << " bytes";
+    EXPECT_EQ(0u, after.write_stop_micros);
+  }
+  EXPECT_EQ(1, env_.blocked());
   env_.Release();
   ExpectContents(db_.get(), model_);
 }

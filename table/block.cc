@@ -193,7 +193,7 @@ Status Block::BadRestartPoint(uint32_t i) const {
 }
 
 Status Block::Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
-                   Slice* value, bool* found) const {
+                   Slice* value, bool* found, uint32_t* restart_point) const {
   *found = false;
   if (target.size() < kInternalKeyTrailerSize) {
     return Status::InvalidArgument("seek target is not an internal key");
@@ -220,6 +220,7 @@ Status Block::Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
     __builtin_prefetch(data + end - 1);  // the last line, if p skipped it
   }
   key_buf->Clear();
+  const uint32_t first = at;
   while (at < restarts_offset_) {
     Entry e;
     if (const char* bad = DecodeEntry(at, key_buf->size(), &e)) {
@@ -231,6 +232,13 @@ Status Block::Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
       *key = key_buf->slice();
       *value = Slice(e.key_delta + e.non_shared, e.value_len);
       *found = true;
+      if (restart_point != nullptr) {
+        // The search stops at the restart point it started from or, past
+        // a shorter interval, at the next one, whose offset is end.
+        *restart_point = at == first                               ? restart
+                         : at == end && restart + 1 < num_restarts_ ? restart + 1
+                                                                    : kNotARestartPoint;
+      }
       return Status::OK();
     }
     at = e.next;

@@ -106,10 +106,17 @@ class Block {
   // restart point are assembled, into *key_buf. On OK, *found tells whether
   // there is such an entry; if so *key (in *key_buf) and *value (in the
   // block) hold it, valid while both live and *key_buf is not reused.
+  // If restart_point is not null and an entry is found, *restart_point is
+  // the number of the restart point that entry is, or kNotARestartPoint
+  // (in an index block, built with a restart point per entry, the number
+  // of the data block the entry names).
   // REQUIRES: target is an internal key (at least 8 bytes), else
   // InvalidArgument.
+  static constexpr uint32_t kNotARestartPoint = UINT32_MAX;
   Status Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
-              Slice* value, bool* found) const;
+              Slice* value, bool* found,
+              uint32_t* restart_point = nullptr) const;
+  uint32_t num_restarts() const { return num_restarts_; }
 
   // An iterator that keeps the block alive.
   static std::unique_ptr<Iterator> NewIterator(

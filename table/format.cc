@@ -259,6 +259,7 @@ struct TransientContents {
   char* scratch;
   size_t scratch_size;
   BlockContents* out;
+  bool* in_file_memory;
 };
 char* AllocateContents(TransientContents* t, size_t n) {
   if (n > t->scratch_size) return AllocateContents(t->out, n);
@@ -300,6 +301,9 @@ Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
         handle.offset);
   }
   const char* p = got.data();
+  if constexpr (std::is_same_v<Contents, TransientContents>) {
+    *contents->in_file_memory = p != scratch;
+  }
   if (verify_checksum) {
     const uint32_t stored = DecodeFixed32(p + n + 1);
     if (stored != BlockChecksum(p, n + 1)) {
@@ -393,11 +397,13 @@ Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
 
 Status ReadTransientBlock(const RandomAccessFile* file,
                           const std::string& file_name,
-                          const BlockHandle& handle, char* scratch,
-                          size_t scratch_size, BlockContents* contents,
-                          uint64_t* bytes_read) {
-  TransientContents t{scratch, scratch_size, contents};
-  return ReadBlockInto(file, file_name, handle, /*verify_checksum=*/true, &t,
+                          const BlockHandle& handle, bool verify_checksum,
+                          char* scratch, size_t scratch_size,
+                          BlockContents* contents, uint64_t* bytes_read,
+                          bool* in_file_memory) {
+  TransientContents t{scratch, scratch_size, contents, in_file_memory};
+  *in_file_memory = false;
+  return ReadBlockInto(file, file_name, handle, verify_checksum, &t,
                        bytes_read);
 }
 

@@ -142,13 +142,17 @@ Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
 // go to the cache): a block stored uncompressed in memory the file owns (a
 // mapped file) is borrowed where it lies, one that fits in
 // scratch[0..scratch_size-1] is read or decompressed into it, and only a
-// larger one gets a heap buffer. The checksum is always verified: the block
-// never reaches the cache, so no later read would verify it.
+// larger one gets a heap buffer. *in_file_memory tells whether the file
+// returned its own bytes (a mapping). The checksum is verified unless
+// verify_checksum is false, which only a block verified before where it
+// lies in the same mapping may ask for: the block never reaches the cache,
+// so no later read would verify it.
 Status ReadTransientBlock(const RandomAccessFile* file,
                           const std::string& file_name,
-                          const BlockHandle& handle, char* scratch,
-                          size_t scratch_size, BlockContents* contents,
-                          uint64_t* bytes_read);
+                          const BlockHandle& handle, bool verify_checksum,
+                          char* scratch, size_t scratch_size,
+                          BlockContents* contents, uint64_t* bytes_read,
+                          bool* in_file_memory);
 
 // "<file_name>: <what> at offset <offset>" as a Corruption status.
 Status CorruptionAt(const std::string& file_name, const std::string& what,

@@ -2,6 +2,7 @@
 #include "table/segment_reader.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -31,6 +32,26 @@ struct SegmentReader::Rep {
   const Block* index_block = nullptr;
   const SegmentFilter* filter = nullptr;  // null: none usable
   uint64_t cache_id = 0;
+  // One bit per data block (numbered by its index entry, see
+  // Block::Find's restart_point), set once a lookup has verified the
+  // block's checksum where it lies in the file's memory (a mapping, which
+  // stays the same while the file is open): a later lookup uses it without
+  // verifying it again, as it would a block from the cache. Empty when the
+  // index is paged. Bits are only set, never cleared.
+  std::unique_ptr<std::atomic<uint64_t>[]> verified_in_file;
+  uint32_t num_verified_bits = 0;
+
+  bool VerifiedInFile(uint32_t block) const {
+    return block < num_verified_bits &&
+           (verified_in_file[block / 64].load(std::memory_order_relaxed) >>
+            (block % 64) & 1) != 0;
+  }
+  void SetVerifiedInFile(uint32_t block) const {
+    if (block < num_verified_bits) {
+      verified_in_file[block / 64].fetch_or(uint64_t{1} << (block % 64),
+                                            std::memory_order_relaxed);
+    }
+  }
 
   void SetMeta(std::shared_ptr<const SegmentMeta> m) {
     meta = std::move(m);
@@ -111,7 +132,8 @@ struct SegmentReader::Rep {
   // for this lookup only into *transient, borrowing scratch or the mapped
   // file: no allocation, no insertion that would evict a block read again.
   Status ReadDataBlockForLookup(const SegmentReadOptions& ro,
-                                const BlockHandle& h, SegmentReadStats* stats,
+                                const BlockHandle& h, uint32_t block_number,
+                                SegmentReadStats* stats,
                                 char* scratch, size_t scratch_size,
                                 std::shared_ptr<const Block>* cached,
                                 std::optional<Block>* transient,
@@ -138,9 +160,13 @@ struct SegmentReader::Rep {
     }
     BlockContents contents;
     uint64_t bytes = 0;
-    s = ReadTransientBlock(file.get(), file_name, h, scratch, scratch_size,
-                           &contents, &bytes);
+    const bool verified = VerifiedInFile(block_number);
+    bool in_file_memory;
+    s = ReadTransientBlock(file.get(), file_name, h, !verified, scratch,
+                           scratch_size, &contents, &bytes, &in_file_memory);
     CountRead(bytes, stats);
+    if (s.ok() && verified && stats != nullptr) stats->checksums_trusted++;
+    if (s.ok() && !verified && in_file_memory) SetVerifiedInFile(block_number);
     if (s.ok()) {
       // The name outlives the block: no reference count to touch.
       s = Block::Parse(std::move(contents),
@@ -388,6 +414,11 @@ Status SegmentReader::Open(const SegmentReaderOptions& options,
   } else {
     rep->SetMeta(options.meta);
   }
+  if (rep->index_block != nullptr) {
+    rep->num_verified_bits = rep->index_block->num_restarts();
+    rep->verified_in_file = std::make_unique<std::atomic<uint64_t>[]>(
+        (rep->num_verified_bits + 63) / 64);
+  }
   if (options.block_cache != nullptr) {
     rep->cache_id =
         options.cache_id != 0 ? options.cache_id : options.block_cache->NewId();
@@ -441,9 +472,11 @@ Status SegmentReader::Search(const SegmentReadOptions& options,
   BlockKeyBuffer key_buf;
   Slice key, index_value;
   bool found;
+  uint32_t block_number;
   Status s = index->Find(lookup.internal_key(), &key_buf, &key, &index_value,
-                         &found);
+                         &found, &block_number);
   if (!s.ok() || !found) return s;
+  if (index != r->index_block) block_number = Block::kNotARestartPoint;
   BlockHandle handle;
   s = r->DecodeIndexValue(index_value, *index, &handle);
   if (!s.ok()) return s;
@@ -452,7 +485,7 @@ Status SegmentReader::Search(const SegmentReadOptions& options,
   std::shared_ptr<const Block> cached;
   std::optional<Block> transient;
   const Block* block;
-  s = r->ReadDataBlockForLookup(options, handle, stats, scratch,
+  s = r->ReadDataBlockForLookup(options, handle, block_number, stats, scratch,
                                 sizeof(scratch), &cached, &transient, &block);
   if (!s.ok()) return s;
 

@@ -183,6 +183,9 @@ struct SegmentReadStats {
   uint64_t bytes_read = 0;        // bytes read from the file (trailers incl.)
   uint64_t cache_hits = 0;
   uint64_t cache_misses = 0;
+  // Data blocks read from a mapping without their checksum: a lookup had
+  // verified them there before (docs/durability.md).
+  uint64_t checksums_trusted = 0;
 };
 
 // Per-read knobs, mirroring ReadOptions.

@@ -322,8 +322,9 @@ struct ReadOptions {
   // Checksum every block read from a file (blocks served by the cache were
   // verified when they were read). Point lookups (Get) verify every block
   // they read whatever this says: the cache only keeps verified blocks, and a
-  // block a lookup reads without caching it is checked on the spot. So this
-  // governs iterators. Default: true.
+  // block a lookup reads without caching it is checked on the spot (from a
+  // mapped file, the first time only: docs/durability.md). So this governs
+  // iterators. Default: true.
   bool verify_checksums = true;
 
   // Let blocks read by this operation into the block cache. Once the cache

@@ -193,25 +193,76 @@ TEST_P(SegmentFileTest, DamagedDataBlockIsCorruptionOnRead) {
       std::string damaged = contents;
       damaged[pos] ^= 0x20;
       Cache cache(1 << 20);
-      std::unique_ptr<SegmentReader> reader;
-      ASSERT_TRUE(WriteAndOpen(damaged, damaged.size(), &cache, &reader).ok());
-      int corrupt = 0;
+      // With a cache, blocks are read into it; without one, each lookup
+      // reads its block for itself (borrowed from a mapping), twice over:
+      // a block that failed its checksum is never taken as verified.
+      for (Cache* c : {&cache, static_cast<Cache*>(nullptr)}) {
+        SCOPED_TRACE(c != nullptr ? "cache" : "no cache");
+        std::unique_ptr<SegmentReader> reader;
+        ASSERT_TRUE(WriteAndOpen(damaged, damaged.size(), c, &reader).ok());
+        std::vector<int> corrupt;
+        for (int pass = 0; pass < 2; pass++) {
+          corrupt.push_back(0);
+          for (const auto& [key, want] : d.values) {
+            LookupResult r;
+            std::string value;
+            const Status s =
+                reader->Get(SegmentReadOptions(), key, KeyHash(key),
+                            kMaxSequenceNumber, &r, &value, nullptr);
+            if (s.IsCorruption()) {
+              EXPECT_NE(s.message().find("000007.seg"), std::string::npos);
+              corrupt.back()++;
+              continue;
+            }
+            ASSERT_TRUE(s.ok()) << s.ToString();
+            ASSERT_EQ(r, LookupResult::kFound) << key;
+            ASSERT_EQ(value, want) << key;
+          }
+        }
+        EXPECT_GT(corrupt[0], 0);
+        EXPECT_LT(corrupt[0], static_cast<int>(d.values.size()) / 2);
+        EXPECT_EQ(corrupt[0], corrupt[1]);
+      }
+    }
+  }
+}
+
+// Lookups without a cache read their block for themselves. From a mapping,
+// a block's checksum is verified by the first lookup that reads it and
+// trusted by the later ones (the mapping does not change while the file is
+// open); with pread every read is verified.
+TEST_P(SegmentFileTest, MappedBlocksAreVerifiedOnceThenTrusted) {
+  const Data d = MakeData(3, 1500);
+  for (CompressionType c : {CompressionType::kNone, CompressionType::kLZ4}) {
+    SCOPED_TRACE("compression " + std::to_string(static_cast<int>(c)));
+    std::unique_ptr<SegmentReader> reader;
+    const std::string contents = Build(d, c);
+    ASSERT_TRUE(
+        WriteAndOpen(contents, contents.size(), nullptr, &reader).ok());
+    for (int pass = 0; pass < 2; pass++) {
+      SegmentReadStats stats;
       for (const auto& [key, want] : d.values) {
         LookupResult r;
         std::string value;
-        const Status s = reader->Get(SegmentReadOptions(), key, KeyHash(key),
-                                     kMaxSequenceNumber, &r, &value, nullptr);
-        if (s.IsCorruption()) {
-          EXPECT_NE(s.message().find("000007.seg"), std::string::npos);
-          corrupt++;
-          continue;
-        }
-        ASSERT_TRUE(s.ok()) << s.ToString();
+        ASSERT_TRUE(reader
+                        ->Get(SegmentReadOptions(), key, KeyHash(key),
+                              kMaxSequenceNumber, &r, &value, &stats)
+                        .ok());
         ASSERT_EQ(r, LookupResult::kFound) << key;
         ASSERT_EQ(value, want) << key;
       }
-      EXPECT_GT(corrupt, 0);
-      EXPECT_LT(corrupt, static_cast<int>(d.values.size()) / 2);
+      const uint64_t lookups = d.values.size();
+      ASSERT_EQ(lookups, stats.data_blocks_read);
+      if (!GetParam()) {
+        EXPECT_EQ(0u, stats.checksums_trusted);
+      } else if (pass == 0) {
+        // Keys in order: each block is verified by its first key's lookup.
+        const uint64_t num_blocks = reader->properties().num_data_blocks;
+        ASSERT_LT(10u, num_blocks);
+        EXPECT_EQ(lookups - num_blocks, stats.checksums_trusted);
+      } else {
+        EXPECT_EQ(lookups, stats.checksums_trusted);
+      }
     }
   }
 }

@@ -30,8 +30,8 @@ namespace bloomkv {
 // 22 and 23, ..., 1 at 28 and 29, 128 KiB/s from 34 (and at or past the
 // stop trigger). Level 0 then grows ever more slowly while a compaction
 // runs: at 10^8 links one level-0 compaction rewrote the 1 GB base level
-// for 21 s, which a rate that only halved twice let writes outrun into the
-// stop trigger (docs/benchmarks.md, "Scale").
+// for 21 s, and the configured rate alone let writes reach the stop trigger
+// within 3 s of it (docs/benchmarks.md, "Scale").
 // Level-0 segments per halving of the rate: an eighth of the way, rounded
 // up, at least 1.
 inline int SegmentsPerRateHalving(int slowdown, int stop) {

@@ -259,7 +259,7 @@ struct TransientContents {
   char* scratch;
   size_t scratch_size;
   BlockContents* out;
-  bool* in_file_memory;
+  TransientSource* source;
 };
 char* AllocateContents(TransientContents* t, size_t n) {
   if (n > t->scratch_size) return AllocateContents(t->out, n);
@@ -302,7 +302,8 @@ Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
   }
   const char* p = got.data();
   if constexpr (std::is_same_v<Contents, TransientContents>) {
-    *contents->in_file_memory = p != scratch;
+    *contents->source = p != scratch ? TransientSource::kFileDecoded
+                                     : TransientSource::kRead;
   }
   if (verify_checksum) {
     const uint32_t stored = DecodeFixed32(p + n + 1);
@@ -320,6 +321,7 @@ Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
         if (p != scratch) {
           // The file's own bytes (a mapping), alive while the file is open.
           *contents->out = BlockContents::Borrowed(p, n);
+          *contents->source = TransientSource::kFileInPlace;
           return Status::OK();
         }
       }
@@ -400,9 +402,9 @@ Status ReadTransientBlock(const RandomAccessFile* file,
                           const BlockHandle& handle, bool verify_checksum,
                           char* scratch, size_t scratch_size,
                           BlockContents* contents, uint64_t* bytes_read,
-                          bool* in_file_memory) {
-  TransientContents t{scratch, scratch_size, contents, in_file_memory};
-  *in_file_memory = false;
+                          TransientSource* source) {
+  TransientContents t{scratch, scratch_size, contents, source};
+  *source = TransientSource::kRead;
   return ReadBlockInto(file, file_name, handle, verify_checksum, &t,
                        bytes_read);
 }

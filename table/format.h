@@ -137,22 +137,27 @@ Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
                  const BlockHandle& handle, bool verify_checksum,
                  BlockContents* contents, uint64_t* bytes_read);
 
+// Where ReadTransientBlock found a block and left it.
+enum class TransientSource {
+  kRead,           // read into the caller's memory (pread)
+  kFileDecoded,    // the file's own bytes (a mapping), decompressed from there
+  kFileInPlace,    // the file's own bytes, stored raw and borrowed where they lie
+};
+
 // The same for a block that is searched once and dropped while scratch is
 // still alive and the file still open (a point lookup whose block does not
 // go to the cache): a block stored uncompressed in memory the file owns (a
 // mapped file) is borrowed where it lies, one that fits in
 // scratch[0..scratch_size-1] is read or decompressed into it, and only a
-// larger one gets a heap buffer. *in_file_memory tells whether the file
-// returned its own bytes (a mapping). The checksum is verified unless
-// verify_checksum is false, which only a block verified before where it
-// lies in the same mapping may ask for: the block never reaches the cache,
-// so no later read would verify it.
+// larger one gets a heap buffer; *source tells which. The checksum is
+// verified unless verify_checksum is false, which only a block verified
+// before where it lies in the same mapping may ask for.
 Status ReadTransientBlock(const RandomAccessFile* file,
                           const std::string& file_name,
                           const BlockHandle& handle, bool verify_checksum,
                           char* scratch, size_t scratch_size,
                           BlockContents* contents, uint64_t* bytes_read,
-                          bool* in_file_memory);
+                          TransientSource* source);
 
 // "<file_name>: <what> at offset <offset>" as a Corruption status.
 Status CorruptionAt(const std::string& file_name, const std::string& what,

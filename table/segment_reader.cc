@@ -32,24 +32,30 @@ struct SegmentReader::Rep {
   const Block* index_block = nullptr;
   const SegmentFilter* filter = nullptr;  // null: none usable
   uint64_t cache_id = 0;
-  // One bit per data block (numbered by its index entry, see
-  // Block::Find's restart_point), set once a lookup has verified the
-  // block's checksum where it lies in the file's memory (a mapping, which
-  // stays the same while the file is open): a later lookup uses it without
-  // verifying it again, as it would a block from the cache. Empty when the
-  // index is paged. Bits are only set, never cleared.
-  std::unique_ptr<std::atomic<uint64_t>[]> verified_in_file;
-  uint32_t num_verified_bits = 0;
+  // What lookups have learned about each data block (numbered by its index
+  // entry, see Block::Find's restart_point) where it lies in the file's
+  // memory (a mapping, which stays the same while the file is open): two
+  // bits per block, kVerified once a lookup has verified its checksum there,
+  // with kInPlace when it is stored raw as well, so that a lookup searches
+  // it where it lies and skips the block cache. Empty when the index is
+  // paged. Bits are only set, never cleared.
+  static constexpr uint64_t kVerified = 1, kInPlace = 2;
+  std::unique_ptr<std::atomic<uint64_t>[]> block_states;
+  uint32_t num_block_states = 0;
+  // Whether reads return the file's own bytes: unknown until the first
+  // read of a data block for a lookup.
+  enum FileMemory : uint8_t { kUnknown, kMapped, kNotMapped };
+  mutable std::atomic<uint8_t> file_memory{kUnknown};
 
-  bool VerifiedInFile(uint32_t block) const {
-    return block < num_verified_bits &&
-           (verified_in_file[block / 64].load(std::memory_order_relaxed) >>
-            (block % 64) & 1) != 0;
+  uint64_t BlockState(uint32_t block) const {
+    if (block >= num_block_states) return 0;
+    return block_states[block / 32].load(std::memory_order_relaxed) >>
+               (2 * (block % 32)) & 3;
   }
-  void SetVerifiedInFile(uint32_t block) const {
-    if (block < num_verified_bits) {
-      verified_in_file[block / 64].fetch_or(uint64_t{1} << (block % 64),
-                                            std::memory_order_relaxed);
+  void SetBlockState(uint32_t block, uint64_t state) const {
+    if (block < num_block_states) {
+      block_states[block / 32].fetch_or(state << (2 * (block % 32)),
+                                        std::memory_order_relaxed);
     }
   }
 
@@ -112,11 +118,14 @@ struct SegmentReader::Rep {
     if (s.ok()) {
       s = Block::Parse(std::move(contents), shared_file_name, h.offset, block);
     }
-    if (s.ok() && key != nullptr) {
-      options.block_cache->Insert(
-          *key, *block, (*block)->size() + sizeof(Block) + file_name.size());
-    }
+    if (s.ok() && key != nullptr) Admit(*key, *block);
     return s;
+  }
+
+  void Admit(const CacheKey& key, const std::shared_ptr<const Block>& block)
+      const {
+    options.block_cache->Insert(
+        key, block, block->size() + sizeof(Block) + file_name.size());
   }
 
   static void CountRead(uint64_t bytes, SegmentReadStats* stats) {
@@ -131,6 +140,8 @@ struct SegmentReader::Rep {
   // cache does not admit it (or there is none, or !ro.fill_cache), one read
   // for this lookup only into *transient, borrowing scratch or the mapped
   // file: no allocation, no insertion that would evict a block read again.
+  // A raw block of a mapped file never goes to the cache: once verified it
+  // is searched where it lies, without asking the cache.
   Status ReadDataBlockForLookup(const SegmentReadOptions& ro,
                                 const BlockHandle& h, uint32_t block_number,
                                 SegmentReadStats* stats,
@@ -140,10 +151,13 @@ struct SegmentReader::Rep {
                                 const Block** block) const {
     Status s = CheckHandle(h, "data");
     if (!s.ok()) return s;
+    const uint64_t state = BlockState(block_number);
     Cache* cache = options.block_cache;
     const CacheKey key{cache_id, h.offset};
     bool admit = false;
-    if (cache != nullptr) {
+    // A block verified where it lies raw in the mapping is as good as a
+    // cached one, with no cache to ask.
+    if (cache != nullptr && (state & kInPlace) == 0) {
       std::shared_ptr<const void> v = cache->Lookup(key, &admit);
       if (v != nullptr) {
         if (stats != nullptr) stats->cache_hits++;
@@ -153,27 +167,54 @@ struct SegmentReader::Rep {
       }
       if (stats != nullptr) stats->cache_misses++;
     }
-    if (admit && ro.fill_cache) {
+    admit = admit && ro.fill_cache;
+    const uint8_t memory = file_memory.load(std::memory_order_relaxed);
+    if (admit && memory == kNotMapped) {
       s = ReadOwnedBlock(h, /*verify_checksum=*/true, &key, stats, cached);
       if (s.ok()) *block = cached->get();
       return s;
     }
     BlockContents contents;
     uint64_t bytes = 0;
-    const bool verified = VerifiedInFile(block_number);
-    bool in_file_memory;
+    const bool verified = (state & kVerified) != 0;
+    TransientSource source;
     s = ReadTransientBlock(file.get(), file_name, h, !verified, scratch,
-                           scratch_size, &contents, &bytes, &in_file_memory);
+                           scratch_size, &contents, &bytes, &source);
     CountRead(bytes, stats);
-    if (s.ok() && verified && stats != nullptr) stats->checksums_trusted++;
-    if (s.ok() && !verified && in_file_memory) SetVerifiedInFile(block_number);
-    if (s.ok()) {
-      // The name outlives the block: no reference count to touch.
-      s = Block::Parse(std::move(contents),
-                       std::shared_ptr<const std::string>(
-                           std::shared_ptr<void>(), shared_file_name.get()),
-                       h.offset, transient);
+    if (!s.ok()) return s;
+    if (verified && stats != nullptr) stats->checksums_trusted++;
+    if (memory == kUnknown) {
+      file_memory.store(source == TransientSource::kRead ? kNotMapped : kMapped,
+                        std::memory_order_relaxed);
     }
+    if (source != TransientSource::kRead && !verified) {
+      SetBlockState(block_number,
+                    source == TransientSource::kFileInPlace
+                        ? kVerified | kInPlace
+                        : kVerified);
+    }
+    if (admit && source != TransientSource::kFileInPlace) {
+      // Verified now, or before where it lies in the mapping: it goes to the
+      // cache, copied out of scratch unless it has a buffer of its own.
+      BlockContents owned;
+      if (contents.mutable_data() != nullptr) {
+        owned = std::move(contents);
+      } else {
+        owned = BlockContents(contents.size());
+        std::memcpy(owned.mutable_data(), contents.data(), contents.size());
+      }
+      s = Block::Parse(std::move(owned), shared_file_name, h.offset, cached);
+      if (s.ok()) {
+        Admit(key, *cached);
+        *block = cached->get();
+      }
+      return s;
+    }
+    // The name outlives the block: no reference count to touch.
+    s = Block::Parse(std::move(contents),
+                     std::shared_ptr<const std::string>(
+                         std::shared_ptr<void>(), shared_file_name.get()),
+                     h.offset, transient);
     if (s.ok()) *block = &**transient;
     return s;
   }
@@ -415,9 +456,9 @@ Status SegmentReader::Open(const SegmentReaderOptions& options,
     rep->SetMeta(options.meta);
   }
   if (rep->index_block != nullptr) {
-    rep->num_verified_bits = rep->index_block->num_restarts();
-    rep->verified_in_file = std::make_unique<std::atomic<uint64_t>[]>(
-        (rep->num_verified_bits + 63) / 64);
+    rep->num_block_states = rep->index_block->num_restarts();
+    rep->block_states = std::make_unique<std::atomic<uint64_t>[]>(
+        (rep->num_block_states + 31) / 32);
   }
   if (options.block_cache != nullptr) {
     rep->cache_id =

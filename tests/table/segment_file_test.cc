@@ -267,5 +267,62 @@ TEST_P(SegmentFileTest, MappedBlocksAreVerifiedOnceThenTrusted) {
   }
 }
 
+// With a cache that holds every block: a block stored raw in a mapping is
+// searched where it lies, so it never takes room in the cache and, once
+// verified, its lookups do not ask the cache; compressed blocks, and every
+// block read with pread, go to the cache and are served from it.
+TEST_P(SegmentFileTest, MappedRawBlocksStayOutOfTheCache) {
+  // Values that compress, so that LZ4 blocks are stored compressed.
+  Data d;
+  for (int i = 0; i < 1500; i++) {
+    char key[16];
+    std::snprintf(key, sizeof(key), "key%06d", i);
+    const std::string value(40 + i % 50, static_cast<char>('a' + i % 26));
+    d.entries.push_back(MakeEntry(key, static_cast<SequenceNumber>(i + 1),
+                                  ValueType::kValue, value));
+    d.values[key] = value;
+  }
+  for (CompressionType c : {CompressionType::kNone, CompressionType::kLZ4}) {
+    SCOPED_TRACE("compression " + std::to_string(static_cast<int>(c)));
+    const bool in_place = GetParam() && c == CompressionType::kNone;
+    Cache cache(64 << 20, 0);
+    std::unique_ptr<SegmentReader> reader;
+    const std::string contents = Build(d, c);
+    ASSERT_TRUE(WriteAndOpen(contents, contents.size(), &cache, &reader).ok());
+    const uint64_t num_blocks = reader->properties().num_data_blocks;
+    ASSERT_LT(10u, num_blocks);
+    for (int pass = 0; pass < 2; pass++) {
+      SCOPED_TRACE("pass " + std::to_string(pass));
+      SegmentReadStats stats;
+      for (const auto& [key, want] : d.values) {
+        LookupResult r;
+        std::string value;
+        ASSERT_TRUE(reader
+                        ->Get(SegmentReadOptions(), key, KeyHash(key),
+                              kMaxSequenceNumber, &r, &value, &stats)
+                        .ok());
+        ASSERT_EQ(r, LookupResult::kFound) << key;
+        ASSERT_EQ(value, want) << key;
+      }
+      const uint64_t lookups = d.values.size();
+      if (in_place) {
+        EXPECT_EQ(0u, cache.TotalCharge());
+        EXPECT_EQ(lookups, stats.data_blocks_read);
+        // Keys in order: a block's first lookup asks the cache and
+        // verifies it; the others trust it where it lies.
+        EXPECT_EQ(pass == 0 ? num_blocks : 0u, stats.cache_misses);
+        EXPECT_EQ(0u, stats.cache_hits);
+        EXPECT_EQ(lookups - (pass == 0 ? num_blocks : 0u),
+                  stats.checksums_trusted);
+      } else {
+        EXPECT_LT(0u, cache.TotalCharge());
+        EXPECT_EQ(pass == 0 ? num_blocks : 0u, stats.data_blocks_read);
+        EXPECT_EQ(pass == 0 ? num_blocks : 0u, stats.cache_misses);
+        EXPECT_EQ(lookups - (pass == 0 ? num_blocks : 0u), stats.cache_hits);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace bloomkv

@@ -796,8 +796,14 @@ TEST(SegmentTest, LookupsThroughEveryBlockPath) {
               if (!fill) {
                 EXPECT_EQ(0u, cache->TotalCharge());
               }
+              // A cache that holds everything: a block misses it once, then
+              // is served from it or (raw in a mapping) where it lies.
               if (fill && capacity > file.size()) {
-                EXPECT_GT(stats.cache_hits, stats.cache_misses);
+                EXPECT_LE(stats.cache_misses,
+                          reader->properties().num_data_blocks);
+                if (mode == test::ReadMode::kCopy) {
+                  EXPECT_GT(stats.cache_hits, stats.cache_misses);
+                }
               }
             }
           }

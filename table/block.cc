@@ -159,13 +159,13 @@ Status Block::BadRestartPoint(uint32_t i) const {
 }
 
 [[gnu::always_inline]] inline bool Block::SearchRestarts(const Slice& target,
+                                                         uint32_t left,
+                                                         uint32_t right,
                                                          uint32_t* index,
                                                          Status* error) const {
   // A restart entry shares nothing with its predecessor, so its key is
   // compared where it lies.
   const char* const limit = contents_.data() + restarts_offset_;
-  uint32_t left = 0;
-  uint32_t right = num_restarts_ - 1;
   while (left < right) {
     const uint32_t mid = left + (right - left + 1) / 2;
     uint32_t off;
@@ -193,14 +193,28 @@ Status Block::BadRestartPoint(uint32_t i) const {
 }
 
 Status Block::Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
-                   Slice* value, bool* found, uint32_t* restart_point) const {
+                   Slice* value, bool* found, uint32_t* restart_point,
+                   const std::vector<uint64_t>* prefixes) const {
   *found = false;
   if (target.size() < kInternalKeyTrailerSize) {
     return Status::InvalidArgument("seek target is not an internal key");
   }
   uint32_t restart = 0;
+  uint32_t last = num_restarts_ - 1;
+  if (prefixes != nullptr && prefixes->size() == num_restarts_) {
+    const uint64_t p = UserKeyPrefix(ExtractUserKey(target));
+    const auto lo = std::lower_bound(prefixes->begin(), prefixes->end(), p);
+    if (lo == prefixes->end()) return Status::OK();
+    restart = static_cast<uint32_t>(lo - prefixes->begin());
+    last = std::min(last, static_cast<uint32_t>(
+                              std::upper_bound(lo, prefixes->end(), p) -
+                              prefixes->begin()));
+  }
   Status error;
-  if (!SearchRestarts(target, &restart, &error)) return error;
+  if (restart < last &&
+      !SearchRestarts(target, restart, last, &restart, &error)) {
+    return error;
+  }
   // Walk forward from that restart point to the first key >= target.
   uint32_t at;
   if (!RestartPoint(restart, &at)) return BadRestartPoint(restart);
@@ -244,6 +258,25 @@ Status Block::Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
     at = e.next;
   }
   return Status::OK();
+}
+
+bool Block::RestartKeyPrefixes(std::vector<uint64_t>* prefixes) const {
+  prefixes->clear();
+  prefixes->reserve(num_restarts_);
+  for (uint32_t i = 0; i < num_restarts_; i++) {
+    uint32_t at, next_restart = restarts_offset_;
+    Entry e;
+    if (!RestartPoint(i, &at) ||
+        (i + 1 < num_restarts_ && !RestartPoint(i + 1, &next_restart)) ||
+        at >= restarts_offset_ || DecodeEntry(at, 0, &e) != nullptr ||
+        e.next != next_restart) {
+      prefixes->clear();
+      return false;
+    }
+    prefixes->push_back(UserKeyPrefix(
+        Slice(e.key_delta, e.non_shared - kInternalKeyTrailerSize)));
+  }
+  return true;
 }
 
 std::unique_ptr<Iterator> Block::NewIterator(
@@ -379,7 +412,8 @@ void BlockIter::Seek(const Slice& target) {
   }
   uint32_t restart = 0;
   Status error;
-  if (!block_->SearchRestarts(target, &restart, &error)) {
+  if (!block_->SearchRestarts(target, 0, num_restarts_ - 1, &restart,
+                              &error)) {
     SetError(error);
     return;
   }

@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "bloomkv/iterator.h"
 #include "bloomkv/slice.h"
@@ -112,11 +113,21 @@ class Block {
   // of the data block the entry names).
   // REQUIRES: target is an internal key (at least 8 bytes), else
   // InvalidArgument.
+  // With prefixes (this block's RestartKeyPrefixes, not empty), the binary
+  // search runs over those integers first: entries whose prefix is smaller
+  // than the target's come before it and the first with a larger one after
+  // it, so the keys compared are only those with the target's prefix.
   static constexpr uint32_t kNotARestartPoint = UINT32_MAX;
   Status Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
-              Slice* value, bool* found,
-              uint32_t* restart_point = nullptr) const;
+              Slice* value, bool* found, uint32_t* restart_point = nullptr,
+              const std::vector<uint64_t>* prefixes = nullptr) const;
   uint32_t num_restarts() const { return num_restarts_; }
+
+  // The UserKeyPrefix of every entry's user key, in order, into *prefixes,
+  // for a block with a restart point per entry (an index block); false,
+  // leaving *prefixes empty, when the block has entries between restart
+  // points or a damaged entry.
+  bool RestartKeyPrefixes(std::vector<uint64_t>* prefixes) const;
 
   // An iterator that keeps the block alive.
   static std::unique_ptr<Iterator> NewIterator(
@@ -140,12 +151,13 @@ class Block {
   // Offset of restart point i; false if the stored offset is out of bounds.
   bool RestartPoint(uint32_t i, uint32_t* offset) const;
   Status BadRestartPoint(uint32_t i) const;
-  // The one restart-point search: *index is the last restart point whose
-  // key is < target (0 when there is none), comparing restart keys in place;
-  // false, with *error set, for a damaged restart array or entry.
-  // REQUIRES: target is an internal key.
-  bool SearchRestarts(const Slice& target, uint32_t* index,
-                      Status* error) const;
+  // The one restart-point search: *index is the last restart point in
+  // left..right whose key is < target (left when there is none), comparing
+  // restart keys in place; false, with *error set, for a damaged restart
+  // array or entry.
+  // REQUIRES: target is an internal key, left <= right < num_restarts_.
+  bool SearchRestarts(const Slice& target, uint32_t left, uint32_t right,
+                      uint32_t* index, Status* error) const;
 
   // Checks the restart array trailer of contents and locates it.
   static Status ParseTrailer(const BlockContents& contents,

@@ -77,6 +77,16 @@ inline Slice ExtractUserKey(const Slice& ikey) {
   return Slice(ikey.data(), ikey.size() - kInternalKeyTrailerSize);
 }
 
+// The first eight bytes of user_key as a big-endian integer, zero-padded
+// when shorter: for user keys a and b, a < b implies UserKeyPrefix(a) <=
+// UserKeyPrefix(b), so a smaller prefix means a smaller key (and internal
+// key). A short code (7 bytes) is its own prefix.
+inline uint64_t UserKeyPrefix(const Slice& user_key) {
+  uint64_t x = 0;
+  std::memcpy(&x, user_key.data(), std::min<size_t>(user_key.size(), 8));
+  return __builtin_bswap64(x);
+}
+
 // Internal-key order: user keys ascending (bytewise), then the larger
 // sequence/type trailer first. The user keys are compared eight bytes at a
 // time in registers, a last partial word masked, instead of through memcmp:

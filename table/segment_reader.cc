@@ -268,6 +268,7 @@ struct SegmentReader::Rep {
                        footer.index_handle.offset, &meta->index_block);
     }
     if (!s.ok()) return s;
+    meta->index_block->RestartKeyPrefixes(&meta->index_prefixes);
 
     // A filter is interpreted by a policy of the name that wrote it: the
     // configured one, or else the built-in one of that name. A filter of
@@ -515,7 +516,9 @@ Status SegmentReader::Search(const SegmentReadOptions& options,
   bool found;
   uint32_t block_number;
   Status s = index->Find(lookup.internal_key(), &key_buf, &key, &index_value,
-                         &found, &block_number);
+                         &found, &block_number,
+                         index == r->index_block ? &r->meta->index_prefixes
+                                                 : nullptr);
   if (!s.ok() || !found) return s;
   if (index != r->index_block) block_number = Block::kNotARestartPoint;
   BlockHandle handle;
@@ -620,7 +623,9 @@ uint64_t SegmentReader::index_memory() const {
   return rep_->meta->index_memory();
 }
 uint64_t SegmentMeta::index_memory() const {
-  return index_block != nullptr ? index_block->size() : 0;
+  return index_block != nullptr
+             ? index_block->size() + index_prefixes.size() * sizeof(uint64_t)
+             : 0;
 }
 uint64_t SegmentMeta::memory() const {
   return index_memory() + (filter != nullptr ? filter->memory() : 0);

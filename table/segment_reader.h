@@ -29,6 +29,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <vector>
 
 #include "bloomkv/filter_policy.h"
 #include "bloomkv/iterator.h"
@@ -133,6 +134,11 @@ struct SegmentMeta {
   SegmentProperties props;
   // Null when paged.
   std::shared_ptr<const Block> index_block;
+  // The UserKeyPrefix of each index entry's separator (empty when the index
+  // is paged or is not one entry per restart point): a point lookup's binary
+  // search runs over these eight-byte integers, in one array, and over the
+  // index block's keys only among separators that share its prefix.
+  std::vector<uint64_t> index_prefixes;
   // Null: none usable. Not resident() when paged.
   std::shared_ptr<const SegmentFilter> filter;
   BlockHandle index_handle;

@@ -155,7 +155,7 @@ struct Options {
 
   // Bytes of index blocks and filters kept in memory for the live segments'
   // whole life (GetProperty("bloomkv.resource-usage"): filter_bytes +
-  // index_bytes). Without a limit they grow with the data: about 1.8 bytes
+  // index_bytes). Without a limit they grow with the data: about 1.9 bytes
   // per short-link entry with the default filters (docs/operations.md).
   // Past the limit, a segment entering the database (a flush, a compaction,
   // an ingest or the open) keeps its index block and filter in its file

@@ -379,6 +379,69 @@ TEST(BlockFindTest, MatchesMapModelWithSeededRandomKeys) {
   }
 }
 
+// An index block (a restart point per entry) gives the prefixes of its keys;
+// Find with them gives the model's answer and the entry's restart point, as
+// without them. Keys over {a, b, 0, 0xff} share prefixes of every length, and
+// keys shorter than eight bytes meet the same keys with trailing zeros.
+TEST(BlockFindTest, RestartKeyPrefixesNarrowTheSearch) {
+  for (uint64_t seed : test::TestSeeds()) {
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    Random rnd(seed);
+    Model model;
+    const int n = 1 + static_cast<int>(rnd.Uniform(400));
+    while (static_cast<int>(model.size()) < n) {
+      model[MakeInternalKey(RandomUserKey(&rnd), rnd.Uniform(1000),
+                            ValueType::kValue)] = std::to_string(model.size());
+    }
+    std::vector<std::string> keys;
+    for (const auto& [k, v] : model) keys.push_back(k);
+    for (int interval : {1, 3}) {
+      BlockBuilder builder(interval);
+      for (const auto& [k, v] : model) builder.Add(k, v);
+      std::shared_ptr<const Block> block;
+      ASSERT_TRUE(
+          Block::Parse(builder.Finish().ToString(), "t.seg", 0, &block).ok());
+      std::vector<uint64_t> prefixes{1, 2};
+      const bool one_per_entry = interval == 1 || model.size() == 1;
+      ASSERT_EQ(one_per_entry, block->RestartKeyPrefixes(&prefixes));
+      if (!one_per_entry) {
+        EXPECT_TRUE(prefixes.empty());
+        continue;
+      }
+      ASSERT_EQ(keys.size(), prefixes.size());
+      for (size_t i = 0; i < keys.size(); i++) {
+        ASSERT_EQ(UserKeyPrefix(ExtractUserKey(keys[i])), prefixes[i]) << i;
+      }
+      BlockKeyBuffer key_buf;
+      std::vector<std::string> targets = keys;
+      for (int i = 0; i < 300; i++) {
+        targets.push_back(MakeInternalKey(RandomUserKey(&rnd),
+                                          rnd.Uniform(1000),
+                                          ValueType::kValue));
+      }
+      for (const std::string& target : targets) {
+        Slice key, value;
+        bool found = false;
+        uint32_t restart = 0;
+        ASSERT_TRUE(block
+                        ->Find(target, &key_buf, &key, &value, &found,
+                               &restart, &prefixes)
+                        .ok());
+        auto lb = model.lower_bound(target);
+        if (lb == model.end()) {
+          EXPECT_FALSE(found) << Slice(target).ToEscapedString();
+          continue;
+        }
+        ASSERT_TRUE(found) << Slice(target).ToEscapedString();
+        EXPECT_EQ(key, Slice(lb->first));
+        EXPECT_EQ(value, Slice(lb->second));
+        EXPECT_EQ(static_cast<uint32_t>(std::distance(model.begin(), lb)),
+                  restart);
+      }
+    }
+  }
+}
+
 TEST(BlockFindTest, EmptyBlockAndBadTarget) {
   auto block = BuildBlock({}, 16);
   ASSERT_NE(block, nullptr);

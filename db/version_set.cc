@@ -15,12 +15,24 @@ uint64_t Version::LevelBytes(int level) const {
   return total;
 }
 
+void Version::IndexLevels() {
+  for (int level = 1; level < kNumLevels; level++) {
+    std::vector<uint64_t>& prefixes = largest_prefixes_[level];
+    prefixes.clear();
+    prefixes.reserve(files_[level].size());
+    for (const auto& f : files_[level]) {
+      prefixes.push_back(UserKeyPrefix(ExtractUserKey(f->largest)));
+    }
+  }
+}
+
 std::shared_ptr<const Version> Version::TEST_New(
     const std::vector<FileList>& files) {
   auto v = std::make_shared<Version>();
   for (size_t level = 0; level < files.size() && level < kNumLevels; level++) {
     v->files_[level] = files[level];
   }
+  v->IndexLevels();
   return v;
 }
 
@@ -128,6 +140,7 @@ Status VersionSet::Apply(const Version& base, const VersionEdit& edit,
       return CompareInternalKeys(a->smallest, b->smallest) < 0;
     });
   }
+  v->IndexLevels();
   *result = std::move(v);
   return Status::OK();
 }

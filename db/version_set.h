@@ -84,7 +84,14 @@ class Version {
 
  private:
   friend class VersionSet;
+  // Fills largest_prefixes_ from files_. Called once files_ is final.
+  void IndexLevels();
+
   FileList files_[kNumLevels];
+  // Below level 0, the UserKeyPrefix of each file's largest key: a lookup's
+  // binary search over a level runs over these integers, in one array,
+  // and compares keys in the files only among those sharing its prefix.
+  std::vector<uint64_t> largest_prefixes_[kNumLevels];
   std::shared_ptr<const RangeTombstoneSet> range_tombstones_;
 };
 
@@ -92,11 +99,19 @@ template <typename Consult>
 void Version::ForEachCandidate(const Slice& key, uint64_t hash,
                                Consult&& consult) const {
   const FileMetaData* deeper[kNumLevels] = {};
+  const uint64_t prefix = UserKeyPrefix(key);
   for (int level = 1; level < kNumLevels; level++) {
     const FileList& files = files_[level];
     if (files.empty()) continue;
+    // Files whose largest key has a smaller prefix end before key; the
+    // first with a larger one ends after it.
+    const std::vector<uint64_t>& prefixes = largest_prefixes_[level];
+    const auto lo = std::lower_bound(prefixes.begin(), prefixes.end(), prefix);
+    const auto hi = std::upper_bound(lo, prefixes.end(), prefix);
     auto it = std::lower_bound(
-        files.begin(), files.end(), key, [](const auto& f, const Slice& k) {
+        files.begin() + (lo - prefixes.begin()),
+        files.begin() + (hi - prefixes.begin()), key,
+        [](const auto& f, const Slice& k) {
           return ExtractUserKey(f->largest).compare(k) < 0;
         });
     deeper[level] = it != files.end() ? it->get() : files.back().get();

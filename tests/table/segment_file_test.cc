@@ -49,6 +49,21 @@ Data MakeData(uint64_t seed, int n) {
   return d;
 }
 
+// Looks up every key of d in key order, counting the reads in *stats.
+void ExpectEveryKeyFound(const SegmentReader& reader, const Data& d,
+                         SegmentReadStats* stats) {
+  for (const auto& [key, want] : d.values) {
+    LookupResult r;
+    std::string value;
+    ASSERT_TRUE(reader
+                    .Get(SegmentReadOptions(), key, KeyHash(key),
+                         kMaxSequenceNumber, &r, &value, stats)
+                    .ok());
+    ASSERT_EQ(r, LookupResult::kFound) << key;
+    ASSERT_EQ(value, want) << key;
+  }
+}
+
 class SegmentFileTest : public testing::TestWithParam<bool> {
  protected:
   SegmentFileTest() {
@@ -241,16 +256,7 @@ TEST_P(SegmentFileTest, MappedBlocksAreVerifiedOnceThenTrusted) {
         WriteAndOpen(contents, contents.size(), nullptr, &reader).ok());
     for (int pass = 0; pass < 2; pass++) {
       SegmentReadStats stats;
-      for (const auto& [key, want] : d.values) {
-        LookupResult r;
-        std::string value;
-        ASSERT_TRUE(reader
-                        ->Get(SegmentReadOptions(), key, KeyHash(key),
-                              kMaxSequenceNumber, &r, &value, &stats)
-                        .ok());
-        ASSERT_EQ(r, LookupResult::kFound) << key;
-        ASSERT_EQ(value, want) << key;
-      }
+      ASSERT_NO_FATAL_FAILURE(ExpectEveryKeyFound(*reader, d, &stats));
       const uint64_t lookups = d.values.size();
       ASSERT_EQ(lookups, stats.data_blocks_read);
       if (!GetParam()) {
@@ -294,16 +300,7 @@ TEST_P(SegmentFileTest, MappedRawBlocksStayOutOfTheCache) {
     for (int pass = 0; pass < 2; pass++) {
       SCOPED_TRACE("pass " + std::to_string(pass));
       SegmentReadStats stats;
-      for (const auto& [key, want] : d.values) {
-        LookupResult r;
-        std::string value;
-        ASSERT_TRUE(reader
-                        ->Get(SegmentReadOptions(), key, KeyHash(key),
-                              kMaxSequenceNumber, &r, &value, &stats)
-                        .ok());
-        ASSERT_EQ(r, LookupResult::kFound) << key;
-        ASSERT_EQ(value, want) << key;
-      }
+      ASSERT_NO_FATAL_FAILURE(ExpectEveryKeyFound(*reader, d, &stats));
       const uint64_t lookups = d.values.size();
       if (in_place) {
         EXPECT_EQ(0u, cache.TotalCharge());

@@ -310,43 +310,57 @@ TEST(ConcurrencyTest, IdleReaderDoesNotKeepObsoleteSegments) {
   idle.join();
 }
 
-// Readers of mapped segments without a block cache read their blocks for
-// themselves, where they lie, and share one record of the blocks already
-// verified: the first reader of a block marks it while others test it.
+// Readers of mapped segments share one record of the blocks already
+// verified, and of the blocks stored raw, which they search where they lie
+// without asking the block cache: the first reader of a block marks it
+// while others test it, and the first read of a segment records that it is
+// mapped. Without a cache; with one, raw blocks (which stay out of it); with
+// one and LZ4 blocks (decompressed, admitted, then served from the cache).
 // Every answer stays exact (and, under ThreadSanitizer, no race).
 TEST(ConcurrencyTest, ReadersOfMappedSegmentsShareTheVerifiedBlocks) {
-  test::TempDir dir;
-  EnvOptions eo;
-  eo.use_mmap_reads = true;
-  std::unique_ptr<Env> env = NewPosixEnv(eo);
-  Options options = test::TinyCompactionOptions();
-  options.env = env.get();
-  options.block_cache_capacity = 0;
-  options.compression = CompressionType::kNone;
-  std::unique_ptr<DB> db;
-  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
-  constexpr int kKeys = 4000;
-  for (int i = 0; i < kKeys; i++) {
-    ASSERT_TRUE(db->Put(WriteOptions(), OwnedKey(i), VersionedValue(i)).ok());
+  struct Config {
+    size_t cache;
+    CompressionType compression;
+  };
+  for (const Config& c : {Config{0, CompressionType::kNone},
+                          Config{1 << 20, CompressionType::kNone},
+                          Config{1 << 20, CompressionType::kLZ4}}) {
+    SCOPED_TRACE("cache " + std::to_string(c.cache) + " compression " +
+                 std::to_string(static_cast<int>(c.compression)));
+    test::TempDir dir;
+    EnvOptions eo;
+    eo.use_mmap_reads = true;
+    std::unique_ptr<Env> env = NewPosixEnv(eo);
+    Options options = test::TinyCompactionOptions();
+    options.env = env.get();
+    options.block_cache_capacity = c.cache;
+    options.compression = c.compression;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+    constexpr int kKeys = 4000;
+    for (int i = 0; i < kKeys; i++) {
+      ASSERT_TRUE(
+          db->Put(WriteOptions(), OwnedKey(i), VersionedValue(i)).ok());
+    }
+    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    std::atomic<int> wrong{0};
+    std::vector<std::thread> readers;
+    for (int t = 0; t < kReaders; t++) {
+      readers.emplace_back([&, t] {
+        // Each reader walks the keys with its own stride, so that readers
+        // meet unverified blocks at the same time.
+        constexpr int kStrides[kReaders] = {1, 3, 7, 9};  // prime to kKeys
+        for (int n = 0; n < kKeys; n++) {
+          const int i = (n * kStrides[t] + t * 997) % kKeys;
+          std::string v;
+          const Status s = db->Get(ReadOptions(), OwnedKey(i), &v);
+          if (!s.ok() || v != VersionedValue(i)) wrong++;
+        }
+      });
+    }
+    for (auto& r : readers) r.join();
+    EXPECT_EQ(0, wrong.load());
   }
-  ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
-  std::atomic<int> wrong{0};
-  std::vector<std::thread> readers;
-  for (int t = 0; t < kReaders; t++) {
-    readers.emplace_back([&, t] {
-      // Each reader walks the keys with its own stride, so that readers
-      // meet unverified blocks at the same time.
-      constexpr int kStrides[kReaders] = {1, 3, 7, 9};  // prime to kKeys
-      for (int n = 0; n < kKeys; n++) {
-        const int i = (n * kStrides[t] + t * 997) % kKeys;
-        std::string v;
-        const Status s = db->Get(ReadOptions(), OwnedKey(i), &v);
-        if (!s.ok() || v != VersionedValue(i)) wrong++;
-      }
-    });
-  }
-  for (auto& r : readers) r.join();
-  EXPECT_EQ(0, wrong.load());
 }
 
 // ---------------------------------------------------------------------------

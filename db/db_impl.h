@@ -230,6 +230,9 @@ class DBImpl final : public DB {
   Status DelayWrite(uint64_t bytes) REQUIRES(mu_);
   void FlushThread() EXCLUDES(mu_);
   void CompactionThread() EXCLUDES(mu_);
+  // Logs a write slowdown or stop beginning or ending against what was last
+  // logged, after a flush or a compaction changed level 0.
+  void LogLevel0State() REQUIRES(mu_);
   // Releases mu_ while the segment is written.
   Status FlushImmutable() REQUIRES(mu_);
   void DeleteObsoleteFiles() REQUIRES(mu_);
@@ -319,6 +322,10 @@ class DBImpl final : public DB {
   std::vector<std::thread> compaction_threads_;
   bool shutting_down_ GUARDED_BY(mu_) = false;
   Status bg_error_ GUARDED_BY(mu_);
+  // Level-0 segments when LogLevel0State last looked: flushes and
+  // compactions run side by side, so each compares with this rather than
+  // with what it saw when it started.
+  int level0_logged_ GUARDED_BY(mu_) = 0;
   std::atomic<bool> has_bg_error_{false};  // !bg_error_.ok(), read lock-free
 
   // Replaced only by the front writer. It inserts into the memtable

@@ -43,11 +43,9 @@ void DBImpl::FlushThread() {
       flush_cv_.Wait(&mu_);
     }
     if (shutting_down_) break;
-    const int level0_before = versions_->current()->NumFiles(0);
     // A failure is the sticky error now: FlushImmutable recorded it.
     FlushImmutable().PermitUncheckedError();
-    LogLevel0Change(info_log_, options_, level0_before,
-                    versions_->current()->NumFiles(0));
+    LogLevel0State();
     bg_done_cv_.SignalAll();
     bg_work_cv_.SignalAll();  // level 0 grew: a compaction may be due
   }
@@ -56,19 +54,23 @@ void DBImpl::FlushThread() {
 void DBImpl::CompactionThread() {
   MutexLock lock(&mu_);
   while (!shutting_down_) {
-    const int level0_before = versions_->current()->NumFiles(0);
     if (!bg_error_.ok() || !BackgroundCompaction()) {
       // Nothing to do until a flush, a compaction or a request changes
       // that: each of those notifies, under mu_ or after releasing it.
       bg_work_cv_.Wait(&mu_);
       continue;
     }
-    LogLevel0Change(info_log_, options_, level0_before,
-                    versions_->current()->NumFiles(0));
+    LogLevel0State();
     bg_done_cv_.SignalAll();
     // What this compaction held is free again for the other threads.
     bg_work_cv_.SignalAll();
   }
+}
+
+void DBImpl::LogLevel0State() {
+  const int now = versions_->current()->NumFiles(0);
+  LogLevel0Change(info_log_, options_, level0_logged_, now);
+  level0_logged_ = now;
 }
 
 Status DBImpl::FlushImmutable() {

@@ -19,11 +19,13 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "bloomkv/db.h"
 #include "bloomkv/env.h"
 #include "bloomkv/statistics.h"
 #include "db/write_delay.h"
+#include "tests/testutil/capturing_logger.h"
 #include "tests/testutil/test_util.h"
 #include "util/counting_env.h"
 #include "util/random.h"
@@ -332,6 +334,33 @@ TEST_F(BackgroundTest, SlowdownDeepensAsLevelZeroNearsTheStopTrigger) {
   }
   EXPECT_EQ(1, env_.blocked());
   env_.Release();
+  ExpectContents(db_.get(), model_);
+}
+
+// The LOG tells each start and end of the write slowdown once, whichever
+// background thread changes level 0: here the held compaction started with
+// level 0 below the trigger, flushes took it over (slowdown begins), and the
+// compaction then took it back under (slowdown ends).
+TEST_F(BackgroundTest, SlowdownBeginsAndEndsAreEachLoggedOnce) {
+  auto logger = std::make_shared<test::CapturingLogger>();
+  options_.info_log = logger;
+  options_.level0_slowdown_writes_trigger = 4;
+  options_.level0_stop_writes_trigger = 100;
+  Random rnd(305);
+  StartHeldCompaction(&rnd);
+  WriteAndFlush(300, 400, &rnd);
+  WriteAndFlush(400, 500, &rnd);
+  ASSERT_EQ(4, NumFilesAtLevel(db_.get(), 0));
+  EXPECT_EQ(1u, logger->Count("Write slowdown begins")) << logger->Dump();
+  env_.Release();
+  // The held compaction removes its two inputs, and logs under the lock
+  // that installs its result.
+  for (int i = 0; i < 3000 && NumFilesAtLevel(db_.get(), 0) >= 4; i++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ASSERT_GT(4, NumFilesAtLevel(db_.get(), 0));
+  EXPECT_EQ(1u, logger->Count("Write slowdown begins")) << logger->Dump();
+  EXPECT_EQ(1u, logger->Count("Write slowdown ends")) << logger->Dump();
   ExpectContents(db_.get(), model_);
 }
 

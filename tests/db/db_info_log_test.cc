@@ -17,6 +17,7 @@
 #include "bloomkv/env.h"
 #include "db/filename.h"
 #include "db/info_log.h"
+#include "tests/testutil/capturing_logger.h"
 #include "tests/testutil/fault_env.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
@@ -25,44 +26,7 @@ namespace bloomkv {
 namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
 // Keeps every line logged, as the application's own logger would.
-class CapturingLogger final : public Logger {
- public:
-  void Logv(const char* format, va_list ap) override {
-    char buf[4096];
-    std::vsnprintf(buf, sizeof(buf), format, ap);
-    std::lock_guard<std::mutex> guard(mu_);
-    lines_.emplace_back(buf);
-  }
-  std::vector<std::string> Lines() const {
-    std::lock_guard<std::mutex> guard(mu_);
-    return lines_;
-  }
-  // The lines that match re from their start.
-  std::vector<std::smatch> Matching(const std::string& re) {
-    matched_lines_ = Lines();
-    std::vector<std::smatch> result;
-    const std::regex r(re);
-    for (const std::string& line : matched_lines_) {
-      std::smatch m;
-      if (std::regex_search(line, m, r,
-                            std::regex_constants::match_continuous)) {
-        result.push_back(m);
-      }
-    }
-    return result;
-  }
-  size_t Count(const std::string& re) { return Matching(re).size(); }
-  std::string Dump() const {
-    std::string r;
-    for (const auto& line : Lines()) r += line + "\n";
-    return r;
-  }
-
- private:
-  mutable std::mutex mu_;
-  std::vector<std::string> lines_;
-  std::vector<std::string> matched_lines_;  // what Matching's results point at
-};
+using test::CapturingLogger;
 
 // A LOG file line: UTC time with microseconds, thread id, message.
 const std::regex kLogLineRe(

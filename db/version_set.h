@@ -106,8 +106,8 @@ void Version::ForEachCandidate(const Slice& key, uint64_t hash,
     // Files whose largest key has a smaller prefix end before key; the
     // first with a larger one ends after it.
     const std::vector<uint64_t>& prefixes = largest_prefixes_[level];
-    const auto lo = std::lower_bound(prefixes.begin(), prefixes.end(), prefix);
-    const auto hi = std::upper_bound(lo, prefixes.end(), prefix);
+    const auto [lo, hi] =
+        std::equal_range(prefixes.begin(), prefixes.end(), prefix);
     auto it = std::lower_bound(
         files.begin() + (lo - prefixes.begin()),
         files.begin() + (hi - prefixes.begin()), key,

@@ -202,13 +202,12 @@ Status Block::Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
   uint32_t restart = 0;
   uint32_t last = num_restarts_ - 1;
   if (prefixes != nullptr && prefixes->size() == num_restarts_) {
-    const uint64_t p = UserKeyPrefix(ExtractUserKey(target));
-    const auto lo = std::lower_bound(prefixes->begin(), prefixes->end(), p);
+    const auto [lo, hi] = std::equal_range(
+        prefixes->begin(), prefixes->end(),
+        UserKeyPrefix(ExtractUserKey(target)));
     if (lo == prefixes->end()) return Status::OK();
     restart = static_cast<uint32_t>(lo - prefixes->begin());
-    last = std::min(last, static_cast<uint32_t>(
-                              std::upper_bound(lo, prefixes->end(), p) -
-                              prefixes->begin()));
+    last = std::min(last, static_cast<uint32_t>(hi - prefixes->begin()));
   }
   Status error;
   if (restart < last &&

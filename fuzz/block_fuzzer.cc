@@ -9,10 +9,12 @@
 //    offset 0, and ends OK exactly when the reference reaches the restart
 //    array cleanly;
 //  * after Seek(t), a valid iterator is at a key >= t.
+//  * the point lookup (Block::Find) finds nothing or an entry >= its
+//    target.
 // And when the reference finds the block well formed (entries sorted,
 // restart points at entries with unshared keys): a backward scan is the
-// forward scan reversed, Seek/SeekForPrev agree with a binary search over
-// the reference's entries, and Next/Prev are inverses.
+// forward scan reversed, Seek/SeekForPrev and Find agree with a binary
+// search over the reference's entries, and Next/Prev are inverses.
 // Thread-safety: single-threaded.
 #include <algorithm>
 #include <cstdint>
@@ -91,6 +93,26 @@ Reference Decode(const std::string& contents) {
   return ref;
 }
 
+// Block::Find of target: whatever it finds is >= target, and an error is
+// a decoder error. Sets *ok to whether it answered.
+bool Find(const Block& block, const std::string& target, Entry* found,
+          bool* ok) {
+  BlockKeyBuffer key_buf;
+  Slice key, value;
+  bool hit = false;
+  const Status s = block.Find(target, &key_buf, &key, &value, &hit);
+  *ok = s.ok();
+  if (!s.ok()) {
+    CheckDecoderError(s);
+    return false;
+  }
+  if (!hit) return false;
+  FUZZ_CHECK(CompareInternalKeys(key, Slice(target)) >= 0,
+             "Find found an entry before its target");
+  *found = Entry(key.ToString(), value.ToString());
+  return true;
+}
+
 std::vector<Entry> ScanForward(Iterator* it) {
   std::vector<Entry> out;
   for (it->SeekToFirst(); it->Valid(); it->Next()) {
@@ -161,6 +183,12 @@ void CheckWellFormed(const std::shared_ptr<const Block>& block,
                    "Next then Prev does not come back");
       }
     }
+    Entry found;
+    bool ok;
+    const bool hit = Find(*block, t, &found, &ok);
+    FUZZ_CHECK(ok, "Find in a well-formed block failed");
+    FUZZ_CHECK(lb == entries.end() ? !hit : hit && found == *lb,
+               "Find disagrees with binary search");
     it.SeekForPrev(t);
     FUZZ_CHECK(it.status().ok(), it.status().ToString());
     const auto ub = std::upper_bound(
@@ -228,6 +256,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       it.Next();
       CheckStatus(it);
     }
+    Entry found;
+    bool ok;
+    Find(*block, t, &found, &ok);
   }
   it.Seek(Slice("short"));
   FUZZ_CHECK(it.status().IsInvalidArgument() && !it.Valid(),

@@ -101,6 +101,8 @@ void MemTable::AddRangeTombstone(SequenceNumber seq, const Slice& begin,
     smallest_sequence_.store(seq, std::memory_order_relaxed);
   }
   num_range_tombstones_.store(range_added_.size(), std::memory_order_release);
+  range_bytes_.fetch_add(2 * (sizeof(RangeTombstone) + begin.size() + end.size()),
+                         std::memory_order_relaxed);
 }
 
 std::shared_ptr<const RangeTombstoneSet> MemTable::range_tombstones() const {

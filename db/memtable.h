@@ -95,8 +95,12 @@ class MemTable {
   // REQUIRES: the caller holds a reference.
   Iterator* NewIterator();
 
-  // Bytes held by the memtable's arena (keys, values and index).
-  size_t ApproximateMemoryUsage() const { return arena_.MemoryUsage(); }
+  // Bytes held by the memtable's arena (keys, values and index) and by its
+  // range tombstones.
+  size_t ApproximateMemoryUsage() const {
+    return arena_.MemoryUsage() +
+           range_bytes_.load(std::memory_order_relaxed);
+  }
   uint64_t NumEntries() const {
     return num_entries_.load(std::memory_order_relaxed);
   }
@@ -123,6 +127,9 @@ class MemTable {
   std::atomic<uint64_t> num_entries_{0};
   std::atomic<SequenceNumber> smallest_sequence_{0};
   std::atomic<size_t> num_range_tombstones_{0};
+  // Memory of the range tombstones: each is kept twice, as added and in the
+  // set given to readers.
+  std::atomic<size_t> range_bytes_{0};
   mutable Mutex range_mu_;
   std::vector<RangeTombstone> range_added_ GUARDED_BY(range_mu_);
   // Built from range_added_ when a reader finds it stale.

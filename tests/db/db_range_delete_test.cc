@@ -161,6 +161,45 @@ TEST_F(DBRangeDeleteTest, CompactionDropsWhatItCoversAndTheManifestForgetsIt) {
   Check(3000);
 }
 
+// Range tombstones count toward the memtable's size: a stream of range
+// deletions alone fills memtables and flushes them at write_buffer_size, as
+// puts do, instead of growing one memtable without bound.
+TEST_F(DBRangeDeleteTest, RangeDeletionsFillTheMemtableAndAreFlushed) {
+  options_.write_buffer_size = 64 << 10;
+  Open();
+  Fill(100);
+  auto memtable_bytes = [this] {
+    std::string usage;
+    EXPECT_TRUE(db_->GetProperty("bloomkv.resource-usage", &usage));
+    const std::string field = "memtable_bytes: ";
+    const size_t at = usage.find(field);
+    EXPECT_NE(at, std::string::npos) << usage;
+    return std::stoull(usage.substr(at + field.size()));
+  };
+  const uint64_t before = memtable_bytes();
+  // Bounds of about 200 bytes each: 40 deletions hold 16 KB of keys.
+  auto bound = [](int i, char c) { return Key(i) + std::string(190, c); };
+  for (int i = 0; i < 40; i++) {
+    ASSERT_TRUE(db_->DeleteRange(WriteOptions(), bound(i, 'a'), bound(i, 'b'))
+                    .ok());
+  }
+  EXPECT_GE(memtable_bytes(), before + 40 * 2 * 200);
+  // 2,000 of them: 800 KB of keys, a dozen write buffers, which the
+  // memtables only stay under if each is switched and flushed in turn (to
+  // the manifest: a memtable of range tombstones alone makes no segment).
+  for (int i = 40; i < 2000; i++) {
+    ASSERT_TRUE(db_->DeleteRange(WriteOptions(), bound(i % 100, 'a'),
+                                 bound(i % 100, 'b'))
+                    .ok());
+    ASSERT_LE(memtable_bytes(), 3 * options_.write_buffer_size) << i;
+  }
+  // Each bound covers only keys that are not stored ("k00001aaa..." to
+  // "k00001bbb..."), so every key is still there.
+  Check(100);
+  Open();
+  Check(100);
+}
+
 TEST_F(DBRangeDeleteTest, BadBoundsAreInvalidArgumentAndChangeNothing) {
   Open();
   Fill(10);

@@ -973,6 +973,32 @@ TEST_F(KvtoolTest, PutDeleteAndCompact) {
   EXPECT_EQ(1, j["total"]["segments"].get<int>());
 }
 
+TEST_F(KvtoolTest, DeleteRangeDeletesFromBeginUpToEnd) {
+  ASSERT_EQ(0, Run({"put", db_, "a", "1", "--create"}).code);
+  for (const char* k : {"b", "bb", "c", "d"}) {
+    ASSERT_EQ(0, Run({"put", db_, k, "v"}).code);
+  }
+  RunResult r = Run({"delete-range", db_, "b", "d"});
+  ASSERT_EQ(0, r.code) << r.err;
+  EXPECT_EQ("1\n", Run({"get", db_, "a"}).out);
+  for (const char* k : {"b", "bb", "c"}) EXPECT_EQ(1, Run({"get", db_, k}).code);
+  EXPECT_EQ("v\n", Run({"get", db_, "d"}).out);
+  // Kept across a reopen and a compaction (the tool exits after each).
+  ASSERT_EQ(0, Run({"compact", db_}).code);
+  EXPECT_EQ(1, Run({"get", db_, "c"}).code);
+  EXPECT_EQ("v\n", Run({"get", db_, "d"}).out);
+  // Bytes given as hex: [0x61, 0x62) is "a" and its extensions.
+  ASSERT_EQ(0, Run({"delete-range", db_, "61", "62", "--hex"}).code);
+  EXPECT_EQ(1, Run({"get", db_, "a"}).code);
+  // BEGIN not before END, bad hex, a missing database: nothing changes.
+  ExpectError(Run({"delete-range", db_, "d", "d"}), 2, "is not before END");
+  ExpectError(Run({"delete-range", db_, "e", "d"}), 2, "is not before END");
+  ExpectError(Run({"delete-range", db_, "zz", "61", "--hex"}), 2, "BEGIN");
+  ExpectError(Run({"delete-range", db_ + "-missing", "a", "b"}), 3,
+              db_ + "-missing");
+  EXPECT_EQ("v\n", Run({"get", db_, "d"}).out);
+}
+
 TEST_F(KvtoolTest, CompactFromToCompactsOnlyThatRange) {
   ASSERT_EQ(0, Run({"put", db_, "a", "1", "--create"}).code);
   ASSERT_EQ(0, Run({"put", db_, "m", "2"}).code);

@@ -103,6 +103,9 @@ int RunPut(const Context& ctx, const std::string& db, const std::string& key,
            const std::string& value, bool create);
 int RunDelete(const Context& ctx, const std::string& db,
               const std::string& key);
+// DB::DeleteRange(begin, end), synced: a usage error unless begin < end.
+int RunDeleteRange(const Context& ctx, const std::string& db,
+                   const std::string& begin, const std::string& end);
 
 // The approximate bytes on disk of the keys in [from, to) (unset: from the
 // first, to the last key), through DB::GetApproximateSizes.

@@ -159,6 +159,15 @@ int Run(int argc, char** argv) {
   del->add_option("KEY", a.key, "Key")->required();
   AddHex(del, &a);
 
+  CLI::App* del_range = app.add_subcommand(
+      "delete-range",
+      "Delete every key in [BEGIN, END) (one synced range deletion)");
+  AddDb(del_range, &a);
+  del_range->add_option("BEGIN", a.key, "First key deleted")->required();
+  del_range->add_option("END", a.value, "First key kept (after BEGIN)")
+      ->required();
+  AddHex(del_range, &a);
+
   CLI::App* scan =
       app.add_subcommand("scan",
                          "Print key<TAB>value lines in key order (escaped as "
@@ -442,8 +451,9 @@ int Run(int argc, char** argv) {
       if (why.empty()) *arg = std::move(bytes);
       return why.empty() ? std::string() : std::string(what) + ": " + why;
     };
-    std::string why = decode("KEY", &a.key);
-    if (why.empty()) why = decode("VALUE", &a.value);
+    const bool range = del_range->parsed();
+    std::string why = decode(range ? "BEGIN" : "KEY", &a.key);
+    if (why.empty()) why = decode(range ? "END" : "VALUE", &a.value);
     if (why.empty() && a.from.has_value()) why = decode("--from", &*a.from);
     if (why.empty() && a.to.has_value()) why = decode("--to", &*a.to);
     if (!why.empty()) {
@@ -462,6 +472,7 @@ int Run(int argc, char** argv) {
   if (get->parsed()) return RunGet(ctx, a.db, a.key);
   if (put->parsed()) return RunPut(ctx, a.db, a.key, a.value, a.create);
   if (del->parsed()) return RunDelete(ctx, a.db, a.key);
+  if (del_range->parsed()) return RunDeleteRange(ctx, a.db, a.key, a.value);
   const ScanRange range{a.from, a.to, a.limit};
   if (scan->parsed()) return RunScan(ctx, a.db, range);
   if (dump->parsed()) return RunDump(ctx, a.file, a.limit);

@@ -200,6 +200,9 @@ DBImpl::DBImpl(const Options& options, std::string dbname, bool read_only)
   if (options_.block_cache_capacity > 0) {
     block_cache_ = std::make_unique<Cache>(options_.block_cache_capacity);
   }
+  if (options_.row_cache_capacity > 0) {
+    row_cache_ = std::make_unique<Cache>(options_.row_cache_capacity);
+  }
   table_cache_ = std::make_unique<TableCache>(
       dbname_, env_, ReaderFilterPolicy(options_), block_cache_.get(),
       static_cast<size_t>(options_.max_open_files - kNumNonSegmentFiles),

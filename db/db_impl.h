@@ -264,10 +264,12 @@ class DBImpl final : public DB {
       NO_THREAD_SAFETY_ANALYSIS;
   SegmentReadOptions SegmentOptionsFor(const ReadOptions& options) const;
   // One point lookup in a pinned view: memtables, then segments; the
-  // status Get returns. trace may be null.
+  // status Get returns. trace may be null. latest: snapshot is the latest
+  // sequence (no ReadOptions::snapshot), so the row cache may answer.
   Status LookUp(const ReadView& view, const SegmentReadOptions& sro,
                 const Slice& key, uint64_t hash, SequenceNumber snapshot,
-                std::string* value, GetTrace* trace, size_t thread);
+                bool latest, std::string* value, GetTrace* trace,
+                size_t thread);
 
   // Range tombstones (db/range_tombstones.h). Whether an entry of key with
   // sequence `sequence` is deleted by a range tombstone of view, as seen at
@@ -298,6 +300,7 @@ class DBImpl final : public DB {
   const bool read_only_;
   const std::string dbname_;
   std::unique_ptr<Cache> block_cache_;
+  std::unique_ptr<Cache> row_cache_;  // null unless row_cache_capacity > 0
   std::unique_ptr<TableCache> table_cache_;  // uses block_cache_
   std::unique_ptr<FileLock> db_lock_;
   std::unique_ptr<Counters> counters_;

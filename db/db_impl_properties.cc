@@ -24,6 +24,7 @@ DbStats DBImpl::GetStats() {
   st.meta_blocks_read = r.Sum(kMetaBlocksRead);
   st.bytes_read = r.Sum(kBytesRead);
   st.block_cache_hits = r.Sum(kBlockCacheHits);
+  st.row_cache_hits = r.Sum(kRowCacheHits);
   st.block_cache_misses = r.Sum(kBlockCacheMisses);
   const Counters& c = *counters_;
   st.flushes = c.flushes.load();
@@ -179,7 +180,10 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     }
     const uint64_t cache_bytes =
         block_cache_ != nullptr ? block_cache_->TotalCharge() : 0;
-    const uint64_t total = mem_usage + filter_bytes + index_bytes + cache_bytes;
+    const uint64_t row_cache_bytes =
+        row_cache_ != nullptr ? row_cache_->TotalCharge() : 0;
+    const uint64_t total = mem_usage + filter_bytes + index_bytes +
+                           cache_bytes + row_cache_bytes;
     if (name == "bloomkv.approximate-memory-usage") {
       *value = std::to_string(total);
       return true;
@@ -191,6 +195,7 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     add("filter_bytes", filter_bytes);
     add("index_bytes", index_bytes);
     add("block_cache_bytes", cache_bytes);
+    add("row_cache_bytes", row_cache_bytes);
     add("total_bytes", total);
     add("segments", segments);
     add("paged_indexes", paged_indexes);

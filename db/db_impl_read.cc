@@ -40,7 +40,8 @@ SegmentReadOptions DBImpl::SegmentOptionsFor(const ReadOptions& options) const {
 
 Status DBImpl::LookUp(const ReadView& view, const SegmentReadOptions& sro,
                       const Slice& key, uint64_t hash, SequenceNumber snapshot,
-                      std::string* value, GetTrace* trace, size_t thread) {
+                      bool latest, std::string* value, GetTrace* trace,
+                      size_t thread) {
   bool deleted = false;
   bool found = false;
   SequenceNumber sequence = 0;
@@ -57,8 +58,11 @@ Status DBImpl::LookUp(const ReadView& view, const SegmentReadOptions& sro,
   if (found) {
     read_counters_.ShardFor(thread).Add(kMemtableHits, 1);
   } else {
+    // Every entry of every segment is at or below the latest sequence, so
+    // a read of the latest state sees each segment's newest entry for the
+    // key: what the row cache keeps.
     SegmentLookup lookup(table_cache_.get(), sro, key, hash, snapshot, value,
-                         trace, thread);
+                         trace, thread, latest ? row_cache_.get() : nullptr);
     view.version().ForEachCandidate(
         key, hash, [&lookup](const FileMetaData& f, int level) {
           return lookup.Consult(f, level);
@@ -126,7 +130,8 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key,
   read_counters_.ShardFor(thread).Add(kGets, 1);
   ReadView* view = read_views_.Acquire(thread);
   s = LookUp(*view, SegmentOptionsFor(options), key, hash,
-             ReadSequence(options), value, trace, thread);
+             ReadSequence(options), options.snapshot == nullptr, value, trace,
+             thread);
   read_views_.Release(thread, view);
   return s;
 }
@@ -150,7 +155,8 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options,
     statuses[i] = ValidateKey(keys[i]);
     if (!statuses[i].ok()) continue;
     statuses[i] = LookUp(*view, sro, keys[i], KeyHash(keys[i]), snapshot,
-                         &(*values)[i], nullptr, thread);
+                         options.snapshot == nullptr, &(*values)[i], nullptr,
+                         thread);
   }
   read_views_.Release(thread, view);
   return statuses;

@@ -2,8 +2,21 @@
 #include "db/segment_lookup.h"
 
 #include "db/table_cache.h"
+#include "util/cache.h"
 
 namespace bloomkv {
+
+namespace {
+// A segment's answer for one user key, in the row cache under (segment
+// number, the key's KeyHash); the key itself tells two keys of one hash
+// apart.
+struct RowCacheEntry {
+  std::string user_key;
+  LookupResult result;  // kFound, kDeleted or kNotFound
+  SequenceNumber sequence;
+  std::string value;
+};
+}  // namespace
 
 bool SegmentLookup::Consult(const FileMetaData& f, int level) {
   SegmentTrace* t = nullptr;
@@ -36,6 +49,19 @@ bool SegmentLookup::Consult(const FileMetaData& f, int level) {
     paged_filter = f.meta != nullptr && f.meta->filter != nullptr;
     if (t != nullptr) t->had_filter = paged_filter;
   }
+  const CacheKey row_key{f.number, hash_};
+  bool admit = false;
+  if (row_cache_ != nullptr) {
+    std::shared_ptr<const void> v = row_cache_->Lookup(row_key, &admit);
+    const auto* e = static_cast<const RowCacheEntry*>(v.get());
+    if (e != nullptr && Slice(e->user_key) == key_) {
+      row_cache_hits_++;
+      if (t != nullptr) t->row_cache_hit = true;
+      if (e->result == LookupResult::kFound) value_->assign(e->value);
+      if (e->result != LookupResult::kNotFound) found_sequence_ = e->sequence;
+      return Answer(e->result, fc, t);
+    }
+  }
   TableCache::Handle segment;
   status_ = table_cache_->AcquireForLookup(f, thread_, &segment);
   SegmentReadStats seg_io;
@@ -64,6 +90,21 @@ bool SegmentLookup::Consult(const FileMetaData& f, int level) {
     return true;
   }
   if (result == LookupResult::kFilterNegative) return FilterNegative(fc, t);
+  if (admit && options_.fill_cache) {
+    auto e = std::make_shared<RowCacheEntry>();
+    e->user_key = key_.ToString();
+    e->result = result;
+    e->sequence = found_sequence_;
+    if (result == LookupResult::kFound) e->value = *value_;
+    const size_t charge =
+        sizeof(RowCacheEntry) + e->user_key.size() + e->value.size();
+    row_cache_->Insert(row_key, std::move(e), charge);
+  }
+  return Answer(result, fc, t);
+}
+
+bool SegmentLookup::Answer(LookupResult result, SegmentCounters::Shard& fc,
+                           SegmentTrace* t) {
   positives_++;
   fc.Add(kSegmentFilterPositives, 1);
   switch (result) {
@@ -97,6 +138,7 @@ void SegmentLookup::Finish(ReadCounters::Shard* c) {
   if (negatives_) c->Add(kFilterNegatives, negatives_);
   if (positives_) c->Add(kFilterPositives, positives_);
   if (false_positives_) c->Add(kFilterFalsePositives, false_positives_);
+  if (row_cache_hits_) c->Add(kRowCacheHits, row_cache_hits_);
   if (io_.data_blocks_read) c->Add(kDataBlocksRead, io_.data_blocks_read);
   if (io_.meta_blocks_read) c->Add(kMetaBlocksRead, io_.meta_blocks_read);
   if (io_.bytes_read) c->Add(kBytesRead, io_.bytes_read);

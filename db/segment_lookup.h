@@ -21,6 +21,7 @@
 
 namespace bloomkv {
 
+class Cache;
 class TableCache;
 
 // DB-wide counters of reads, bumped by every Get: sharded per thread.
@@ -37,6 +38,7 @@ enum ReadCounter : size_t {
   kBytesRead,
   kBlockCacheHits,
   kBlockCacheMisses,
+  kRowCacheHits,
   kNumReadCounters
 };
 using ReadCounters = ShardedCounters<kNumReadCounters>;
@@ -46,10 +48,15 @@ class SegmentLookup {
   // Looks for user key `key` (its KeyHash `hash`) as of `snapshot`; a found
   // value goes to *value. trace: null, or where each segment's outcome is
   // recorded. thread: the caller's ThisThreadIndex(), for the counters.
+  // row_cache: null, or the cache of segment answers
+  // (Options::row_cache_capacity), for a snapshot no older than any entry
+  // of any segment (a read of the latest state): each segment's answer is
+  // then its newest entry for the key, whatever the snapshot.
   // REQUIRES: every argument outlives the lookup.
   SegmentLookup(TableCache* table_cache, const SegmentReadOptions& options,
                 const Slice& key, uint64_t hash, SequenceNumber snapshot,
-                std::string* value, GetTrace* trace, size_t thread)
+                std::string* value, GetTrace* trace, size_t thread,
+                Cache* row_cache = nullptr)
       : table_cache_(table_cache),
         options_(options),
         key_(key),
@@ -57,7 +64,8 @@ class SegmentLookup {
         snapshot_(snapshot),
         value_(value),
         trace_(trace),
-        thread_(thread) {}
+        thread_(thread),
+        row_cache_(row_cache) {}
 
   SegmentLookup(const SegmentLookup&) = delete;
   SegmentLookup& operator=(const SegmentLookup&) = delete;
@@ -85,9 +93,15 @@ class SegmentLookup {
   std::string* const value_;
   GetTrace* const trace_;
   const size_t thread_;
+  Cache* const row_cache_;
 
   // Counts a filter negative of f (its counters fc, its trace t); false.
   bool FilterNegative(SegmentCounters::Shard& fc, SegmentTrace* t);
+  // What the search of a consulted segment found (result, with *value_
+  // and found_sequence_ set for a value or deletion): counted, traced;
+  // true when the search is over.
+  bool Answer(LookupResult result, SegmentCounters::Shard& fc,
+              SegmentTrace* t);
 
   bool found_ = false;
   bool deleted_ = false;
@@ -98,6 +112,7 @@ class SegmentLookup {
   uint64_t negatives_ = 0;
   uint64_t positives_ = 0;
   uint64_t false_positives_ = 0;
+  uint64_t row_cache_hits_ = 0;
   SegmentReadStats io_;
 };
 

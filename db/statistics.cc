@@ -24,6 +24,7 @@ std::string DbStats::ToString() const {
   add("meta_blocks_read", meta_blocks_read);
   add("bytes_read", bytes_read);
   add("block_cache_hits", block_cache_hits);
+  add("row_cache_hits", row_cache_hits);
   add("block_cache_misses", block_cache_misses);
   add("flushes", flushes);
   add("bytes_flushed", bytes_flushed);
@@ -72,10 +73,11 @@ std::string GetTrace::ToString() const {
        (found_in_immutable ? "found" : "miss") + "\n";
   for (const auto& s : segments) {
     std::snprintf(buf, sizeof(buf),
-                  "L%d segment %06" PRIu64 ": %s%s (blocks read %" PRIu64
+                  "L%d segment %06" PRIu64 ": %s%s%s (blocks read %" PRIu64
                   ", bytes read %" PRIu64 ", cache hits %" PRIu64 ")\n",
                   s.level, s.file_number, SegmentOutcomeName(s.outcome),
-                  s.had_filter ? "" : " [no filter]", s.data_blocks_read,
+                  s.had_filter ? "" : " [no filter]",
+                  s.row_cache_hit ? " [row cache]" : "", s.data_blocks_read,
                   s.bytes_read, s.cache_hits);
     r += buf;
   }

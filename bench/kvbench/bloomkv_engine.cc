@@ -74,6 +74,7 @@ class BloomkvEngine : public Engine {
     if (options_.compression == "zstd") o.compression = CompressionType::kZSTD;
     if (options_.compression == "none") o.compression = CompressionType::kNone;
     o.block_cache_capacity = options_.block_cache_bytes;
+    o.row_cache_capacity = options_.row_cache_bytes;
     o.write_buffer_size = options_.write_buffer_bytes;
     // Connected once bloomkv's Options has max_open_files.
     if (options_.max_open_files > 0) {
@@ -109,8 +110,12 @@ class BloomkvEngine : public Engine {
       filter += ", filter memory planned across levels";
     }
     return filter + ", block cache " +
-           std::to_string(options_.block_cache_bytes >> 20) +
-           " MiB, compression " + compression_ +
+           std::to_string(options_.block_cache_bytes >> 20) + " MiB" +
+           (options_.row_cache_bytes > 0
+                ? ", row cache " +
+                      std::to_string(options_.row_cache_bytes >> 20) + " MiB"
+                : "") +
+           ", compression " + compression_ +
            ", 4 KiB blocks, leveled compaction" +
            (options_.mmap_reads < 0   ? ""
             : options_.mmap_reads > 0 ? ", mmap reads"

@@ -40,6 +40,8 @@ struct EngineOptions {
   int deep_filter_level = 1;
   bool minimize_filter_fp = false;
   size_t block_cache_bytes = 8 << 20;
+  // bloomkv only: Options::row_cache_capacity (0: none).
+  size_t row_cache_bytes = 0;
   size_t write_buffer_bytes = 4 << 20;
   // Table files an engine keeps open at once; 0: the engine's default.
   int max_open_files = 0;

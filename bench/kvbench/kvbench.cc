@@ -74,6 +74,7 @@ struct Flags {
   bool compare = false;
   std::string engines;
   size_t cache_mb = 8;
+  size_t row_cache_mb = 0;
   size_t write_buffer_mb = 4;
   size_t value_min = 40;
   size_t value_max = 120;
@@ -181,6 +182,7 @@ EngineOptions MakeEngineOptions(const Flags& flags,
   eo.deep_filter_level = flags.deep_filter_level;
   eo.minimize_filter_fp = flags.filter_allocation == "minimize";
   eo.block_cache_bytes = flags.cache_mb << 20;
+  eo.row_cache_bytes = flags.row_cache_mb << 20;
   eo.write_buffer_bytes = flags.write_buffer_mb << 20;
   eo.max_open_files = filter.max_open_files;
   eo.meta_limit_bytes = filter.meta_limit_kib << 10;
@@ -588,6 +590,8 @@ int Main(int argc, char** argv) {
                  "comma-separated: bloomkv,leveldb,rocksdb,lmdb (default: all "
                  "built in)");
   app.add_option("--cache_mb", flags.cache_mb, "block cache MiB");
+  app.add_option("--row_cache_mb", flags.row_cache_mb,
+                 "bloomkv: row cache MiB (Options::row_cache_capacity; 0: none)");
   app.add_option("--write_buffer_mb", flags.write_buffer_mb, "memtable MiB")
       ->check(CLI::Range(size_t{1}, size_t{1024}));
   app.add_option("--value_min", flags.value_min, "shortest URL")
@@ -752,6 +756,7 @@ int Main(int argc, char** argv) {
                    {"filter_allocation", flags.filter_allocation},
                    {"engines", Join(engines)},
                    {"cache_mb", std::to_string(flags.cache_mb)},
+                   {"row_cache_mb", std::to_string(flags.row_cache_mb)},
                    {"write_buffer_mb", std::to_string(flags.write_buffer_mb)},
                    {"value_min", std::to_string(flags.value_min)},
                    {"value_max", std::to_string(flags.value_max)},

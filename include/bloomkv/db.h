@@ -196,8 +196,9 @@ class DB {
   //                       column; names joined by '+', "-" for none)
   //   "bloomkv.num-files-at-level<N>"
   //   "bloomkv.approximate-memory-usage"
-  //   "bloomkv.resource-usage"  bytes of memtables, filters, index blocks
-  //                       and block cache, segments and open segment files
+  //   "bloomkv.resource-usage"  bytes of memtables, filters, index blocks,
+  //                       block cache and row cache, segments and open
+  //                       segment files
   //   "bloomkv.compaction-pending"  "1" while a flush or compaction is
   //                       queued or running, else "0"
   //   "bloomkv.num-range-tombstones"  DeleteRange records still kept (in

@@ -153,6 +153,16 @@ struct Options {
   // 0 disables the cache. Default: 8 MiB.
   size_t block_cache_capacity = 8 << 20;
 
+  // Bytes of a cache of point-lookup answers (RocksDB's row_cache): for a
+  // key read again, a segment's answer (the value, a deletion, or that the
+  // key is not there) without its index or data block. Entries are per
+  // segment, so they never go stale; a Get at an explicit snapshot neither
+  // reads nor fills it. Worth it when a working set of keys is read much
+  // more than the rest (Zipf-like popularity); a read spread evenly over far
+  // more keys than it holds is neither slowed nor let in (the block cache's
+  // admission). 0 disables it. Default: 0.
+  size_t row_cache_capacity = 0;
+
   // Bytes of index blocks and filters kept in memory for the live segments'
   // whole life (GetProperty("bloomkv.resource-usage"): filter_bytes +
   // index_bytes). Without a limit they grow with the data: about 1.9 bytes

@@ -27,6 +27,7 @@ struct DbStats {
   uint64_t bytes_read = 0;              // bytes of those blocks
   uint64_t block_cache_hits = 0;
   uint64_t block_cache_misses = 0;
+  uint64_t row_cache_hits = 0;  // segments answered by the row cache
   uint64_t flushes = 0;  // memtables written to segments
   uint64_t bytes_flushed = 0;
   uint64_t user_bytes_written = 0;  // write batches (keys, values, tags)
@@ -110,6 +111,7 @@ struct SegmentTrace {
   uint64_t data_blocks_read = 0;
   uint64_t bytes_read = 0;
   uint64_t cache_hits = 0;
+  bool row_cache_hit = false;  // answered by Options::row_cache_capacity
 };
 
 struct GetTrace {

@@ -154,6 +154,8 @@ void bloomkv_options_set_write_buffer_size(bloomkv_options_t* options,
 void bloomkv_options_set_block_size(bloomkv_options_t* options, size_t bytes);
 void bloomkv_options_set_block_cache_capacity(bloomkv_options_t* options,
                                               size_t bytes);
+void bloomkv_options_set_row_cache_capacity(bloomkv_options_t* options,
+                                            size_t bytes);
 void bloomkv_options_set_filter_and_index_memory_limit(
     bloomkv_options_t* options, uint64_t bytes);
 void bloomkv_options_set_max_open_files(bloomkv_options_t* options, int n);
@@ -358,6 +360,7 @@ _OPTION_SETTERS = {
     "write_buffer_size": ("bloomkv_options_set_write_buffer_size", int),
     "block_size": ("bloomkv_options_set_block_size", int),
     "block_cache_capacity": ("bloomkv_options_set_block_cache_capacity", int),
+    "row_cache_capacity": ("bloomkv_options_set_row_cache_capacity", int),
     "filter_and_index_memory_limit":
         ("bloomkv_options_set_filter_and_index_memory_limit", int),
     "max_open_files": ("bloomkv_options_set_max_open_files", int),

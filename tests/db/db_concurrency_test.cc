@@ -159,11 +159,17 @@ TEST(ConcurrencyTest, ReadsNeverGoBackInTimeWhileViewsChange) {
   constexpr int kViewWriters = 2;
   constexpr int kViewReaders = 3;
   constexpr int kRounds = 120;  // versions written per key
+  // Without and with a row cache, whose answers must follow the segments
+  // the views install.
+  for (size_t row_cache : {size_t{0}, size_t{64} << 10}) {
   for (uint64_t seed : test::TestSeeds()) {
-    SCOPED_TRACE("seed=" + std::to_string(seed));
+    SCOPED_TRACE("seed=" + std::to_string(seed) +
+                 " row cache=" + std::to_string(row_cache));
     test::TempDir dir;
     std::unique_ptr<DB> db;
-    ASSERT_TRUE(DB::Open(test::TinyCompactionOptions(), dir.path(), &db).ok());
+    Options options = test::TinyCompactionOptions();
+    options.row_cache_capacity = row_cache;
+    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
     const uint64_t gets_before = db->GetStats().gets;
 
     std::atomic<bool> failed{false};
@@ -261,6 +267,10 @@ TEST(ConcurrencyTest, ReadsNeverGoBackInTimeWhileViewsChange) {
     // segment the views they held kept alive.
     ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
     EXPECT_EQ(LiveSegments(db.get()), SegmentFilesIn(dir.path()));
+    if (row_cache > 0) {
+      EXPECT_GT(db->GetStats().row_cache_hits, 0u);
+    }
+  }
   }
 }
 

@@ -936,6 +936,7 @@ TEST(DBTableCacheTest, ReportsMemoryAndOpenFiles) {
   EXPECT_EQ(static_cast<uint64_t>(env.open()), usage.at("open_segment_files"));
   EXPECT_GT(usage.at("index_bytes"), 0u);
   EXPECT_GT(usage.at("memtable_bytes"), 0u);  // an empty one has its arena
+  EXPECT_EQ(0u, usage.at("row_cache_bytes"));  // none configured
   EXPECT_EQ(usage.at("memtable_bytes") + usage.at("filter_bytes") +
                 usage.at("index_bytes") + usage.at("block_cache_bytes"),
             usage.at("total_bytes"));

@@ -17,23 +17,6 @@
 namespace bloomkv {
 namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 
-std::map<std::string, uint64_t> ResourceUsage(DB* db) {
-  std::string text;
-  EXPECT_TRUE(db->GetProperty("bloomkv.resource-usage", &text));
-  std::map<std::string, uint64_t> r;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    const size_t eol = text.find('\n', pos);
-    const std::string line = text.substr(pos, eol - pos);
-    const size_t colon = line.find(": ");
-    if (colon != std::string::npos) {
-      r[line.substr(0, colon)] = std::stoull(line.substr(colon + 2));
-    }
-    pos = eol == std::string::npos ? text.size() : eol + 1;
-  }
-  return r;
-}
-
 // Within `tolerance` (a fraction) of the measurement.
 void ExpectNear(const char* what, double measured, double predicted,
                 double tolerance) {
@@ -87,7 +70,7 @@ TEST(CapacityModelTest, PredictsASettledStore) {
     disk += s.file_size;
     filter += s.filter_bytes;
   }
-  const auto usage = ResourceUsage(db.get());
+  const auto usage = test::ResourceUsage(db.get());
 
   CapacityInputs in;
   in.entries = entries;  // a few random keys may have collided

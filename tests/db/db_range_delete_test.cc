@@ -169,12 +169,7 @@ TEST_F(DBRangeDeleteTest, RangeDeletionsFillTheMemtableAndAreFlushed) {
   Open();
   Fill(100);
   auto memtable_bytes = [this] {
-    std::string usage;
-    EXPECT_TRUE(db_->GetProperty("bloomkv.resource-usage", &usage));
-    const std::string field = "memtable_bytes: ";
-    const size_t at = usage.find(field);
-    EXPECT_NE(at, std::string::npos) << usage;
-    return std::stoull(usage.substr(at + field.size()));
+    return test::ResourceUsage(db_.get()).at("memtable_bytes");
   };
   const uint64_t before = memtable_bytes();
   // Bounds of about 200 bytes each: 40 deletions hold 16 KB of keys.

@@ -46,12 +46,7 @@ class DBRowCacheTest : public testing::Test {
     return db_->Get(ro, key, value);
   }
   uint64_t RowCacheBytes() {
-    std::string usage;
-    EXPECT_TRUE(db_->GetProperty("bloomkv.resource-usage", &usage));
-    const std::string field = "row_cache_bytes: ";
-    const size_t at = usage.find(field);
-    EXPECT_NE(at, std::string::npos) << usage;
-    return std::stoull(usage.substr(at + field.size()));
+    return test::ResourceUsage(db_.get()).at("row_cache_bytes");
   }
 
   std::unique_ptr<test::TempDir> dir_ = std::make_unique<test::TempDir>();

@@ -487,23 +487,6 @@ int CountSegments(DB* db) {
   return static_cast<int>(db->GetSegmentInfo().size());
 }
 
-std::map<std::string, uint64_t> ResourceUsage(DB* db) {
-  std::string text;
-  EXPECT_TRUE(db->GetProperty("bloomkv.resource-usage", &text));
-  std::map<std::string, uint64_t> r;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    const size_t eol = text.find('\n', pos);
-    const std::string line = text.substr(pos, eol - pos);
-    const size_t colon = line.find(": ");
-    if (colon != std::string::npos) {
-      r[line.substr(0, colon)] = std::stoull(line.substr(colon + 2));
-    }
-    pos = eol == std::string::npos ? text.size() : eol + 1;
-  }
-  return r;
-}
-
 TEST(DBTableCacheTest, OpenSegmentFilesNeverExceedTheBudget) {
   test::TempDir dir("tablecache");
   OpenSegmentsEnv env(Env::Default());
@@ -921,7 +904,7 @@ TEST(DBTableCacheTest, ReportsMemoryAndOpenFiles) {
     ASSERT_TRUE(db->Get(ReadOptions(), Key(i), &got).ok());
   }
 
-  const auto usage = ResourceUsage(db.get());
+  const auto usage = test::ResourceUsage(db.get());
   const std::vector<SegmentInfo> segments = db->GetSegmentInfo();
   uint64_t filter_bytes = 0;
   for (const SegmentInfo& seg : segments) filter_bytes += seg.filter_bytes;
@@ -988,7 +971,7 @@ TEST(DBTableCacheTest, PastTheMemoryLimitFiltersAndIndexesArePagedAndAnswerTheSa
       SCOPED_TRACE(pass == 0 ? "open" : "reopened");
       // No compaction adds segments (filters not yet cached) meanwhile.
       test::WaitForBackgroundWork(db.get());
-      auto usage = ResourceUsage(db.get());
+      auto usage = test::ResourceUsage(db.get());
       const uint64_t held = usage.at("filter_bytes") + usage.at("index_bytes");
       const uint64_t segments = usage.at("segments");
       ASSERT_GT(segments, 3u * kSegmentBudget);

@@ -163,6 +163,23 @@ void KeepEverythingInLevelZero(Options* options) {
   options->level0_stop_writes_trigger = 1000;
 }
 
+std::map<std::string, uint64_t> ResourceUsage(DB* db) {
+  std::string text;
+  EXPECT_TRUE(db->GetProperty("bloomkv.resource-usage", &text));
+  std::map<std::string, uint64_t> r;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t eol = text.find('\n', pos);
+    const std::string line = text.substr(pos, eol - pos);
+    const size_t colon = line.find(": ");
+    if (colon != std::string::npos) {
+      r[line.substr(0, colon)] = std::stoull(line.substr(colon + 2));
+    }
+    pos = eol == std::string::npos ? text.size() : eol + 1;
+  }
+  return r;
+}
+
 void WaitForBackgroundWork(DB* db) {
   for (int i = 0; i < 6000; i++) {
     std::string pending;

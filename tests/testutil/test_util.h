@@ -72,6 +72,10 @@ std::vector<std::string> DatabaseFiles(const std::string& dir);
 // the levels table if it never does.
 void WaitForBackgroundWork(DB* db);
 
+// GetProperty("bloomkv.resource-usage") as a map from each line's name to
+// its number.
+std::map<std::string, uint64_t> ResourceUsage(DB* db);
+
 // Every key of `model` reads its value from db (Get), and a full scan finds
 // exactly the model: nothing missing, nothing else. Reports through gtest.
 void ExpectDbHolds(DB* db, const std::map<std::string, std::string>& model);

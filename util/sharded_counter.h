@@ -8,13 +8,19 @@
 // exits returns it for reuse, so the numbers stay dense and threads map
 // onto distinct shards and cache slots as long as there are few enough.
 //
-// Thread-safety: thread-safe. Add is wait-free (a relaxed fetch_add on the
-// caller's shard). Sum adds up every shard: exact for additions that
-// happen-before the call (e.g. of threads joined since), approximate while
-// others still add.
+// A thread whose index is below kCounterShards is the only writer of its
+// shard, so its Add is a plain load and store, not a locked instruction
+// (on x86 also a full fence, which a lookup's eight or so counter updates
+// each paid; the change measured within noise, docs/benchmarks.md "Hit
+// path"). Threads beyond that many share one more shard, with fetch_add.
+//
+// Thread-safety: thread-safe. Add is wait-free. Sum adds up every shard:
+// exact for additions that happen-before the call (e.g. of threads joined
+// since), approximate while others still add.
 #ifndef BLOOMKV_UTIL_SHARDED_COUNTER_H_
 #define BLOOMKV_UTIL_SHARDED_COUNTER_H_
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -23,8 +29,9 @@ namespace bloomkv {
 
 // Assumed size of a cache line: the unit of false sharing.
 constexpr size_t kCacheLineSize = 64;
-// Shards per counter group. Beyond this many concurrent threads, threads
-// share shards: still correct, with some contention again.
+// Shards per counter group written by one thread each. Threads beyond this
+// many live at once share one further shard: still exact, with some
+// contention again.
 constexpr size_t kCounterShards = 16;
 
 // The calling thread's index: unique among live threads, smallest free
@@ -38,23 +45,30 @@ class ShardedCounters {
  public:
   class alignas(kCacheLineSize) Shard {
    public:
-    void Add(size_t counter, uint64_t n) {
-      v_[counter].fetch_add(n, std::memory_order_relaxed);
+    [[gnu::always_inline]] void Add(size_t counter, uint64_t n) {
+      std::atomic<uint64_t>& v = v_[counter];
+      if (shared_) {
+        v.fetch_add(n, std::memory_order_relaxed);
+      } else {
+        v.store(v.load(std::memory_order_relaxed) + n,
+                std::memory_order_relaxed);
+      }
     }
 
    private:
     friend class ShardedCounters;
+    bool shared_ = false;
     std::atomic<uint64_t> v_[N] = {};
   };
 
-  ShardedCounters() = default;
+  ShardedCounters() { shards_[kCounterShards].shared_ = true; }
   ShardedCounters(const ShardedCounters&) = delete;
   ShardedCounters& operator=(const ShardedCounters&) = delete;
 
   // The shard of the thread with index thread_index; callers adding
   // several counters fetch ThisThreadIndex() once.
   Shard& ShardFor(size_t thread_index) {
-    return shards_[thread_index % kCounterShards];
+    return shards_[std::min(thread_index, kCounterShards)];
   }
   void Add(size_t counter, uint64_t n) {
     ShardFor(ThisThreadIndex()).Add(counter, n);
@@ -68,7 +82,8 @@ class ShardedCounters {
   }
 
  private:
-  Shard shards_[kCounterShards];
+  // One per thread index below kCounterShards, then the shared one.
+  Shard shards_[kCounterShards + 1];
 };
 
 }  // namespace bloomkv

@@ -128,6 +128,22 @@ struct alignas(kCacheLineSize) Cache::Shard {
     }
     return e;
   }
+  // Find, and on a miss *admit: whether the caller should insert the value
+  // (Cache::Lookup(key, admit)).
+  Entry* FindOrAdmit(const CacheKey& key, uint64_t h, bool* admit)
+      REQUIRES(lock) {
+    if (Entry* e = Find(key, h)) return e;
+    if (recent_miss_slots == 0 || usage < capacity - capacity / 8) {
+      *admit = true;
+      return nullptr;
+    }
+    // The low bits pick the slot; the shard came from the high bits.
+    std::atomic<uint64_t>& slot = recent_misses[h & (recent_miss_slots - 1)];
+    const uint64_t tag = h | 1;
+    *admit = slot.load(std::memory_order_relaxed) == tag;
+    slot.store(*admit ? 0 : tag, std::memory_order_relaxed);
+    return nullptr;
+  }
   // Adds e, whose key (hash h) is not in the index.
   void IndexInsert(Entry* e, uint64_t h) REQUIRES(lock) {
     if (4 * (count + 1) > 3 * (slot_mask + 1)) {
@@ -269,17 +285,19 @@ std::shared_ptr<const void> Cache::Lookup(const CacheKey& key, bool* admit) {
   const uint64_t h = HashCacheKey(key);
   Shard& s = shards_[ShardIndex(h, shard_bits_)];
   MutexLock guard(&s.lock);
-  if (Shard::Entry* e = s.Find(key, h)) return e->value;
-  if (s.recent_miss_slots == 0 || s.usage < s.capacity - s.capacity / 8) {
-    *admit = true;
-    return nullptr;
-  }
-  // The low bits pick the slot; the shard came from the high bits.
-  std::atomic<uint64_t>& slot = s.recent_misses[h & (s.recent_miss_slots - 1)];
-  const uint64_t tag = h | 1;
-  *admit = slot.load(std::memory_order_relaxed) == tag;
-  slot.store(*admit ? 0 : tag, std::memory_order_relaxed);
-  return nullptr;
+  Shard::Entry* e = s.FindOrAdmit(key, h, admit);
+  return e != nullptr ? e->value : nullptr;
+}
+
+bool Cache::Read(const CacheKey& key, bool* admit,
+                 void (*read)(const void* value, void* arg), void* arg) {
+  const uint64_t h = HashCacheKey(key);
+  Shard& s = shards_[ShardIndex(h, shard_bits_)];
+  MutexLock guard(&s.lock);
+  Shard::Entry* e = s.FindOrAdmit(key, h, admit);
+  if (e == nullptr) return false;
+  read(e->value.get(), arg);
+  return true;
 }
 
 void Cache::Erase(const CacheKey& key) {

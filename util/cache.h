@@ -55,6 +55,13 @@ class Cache {
   // again nor pays to insert and evict an entry per read, while an entry
   // read twice within the window of recent misses gets in.
   std::shared_ptr<const void> Lookup(const CacheKey& key, bool* admit);
+  // Lookup(key, admit) for a caller that only copies something out of the
+  // value: on a hit, calls read(value, arg) with the key's shard locked and
+  // returns true, touching no reference count (a hot entry read by several
+  // cores then has no count whose cache line they take turns to write).
+  // read must be short and must not call into this cache.
+  bool Read(const CacheKey& key, bool* admit,
+            void (*read)(const void* value, void* arg), void* arg);
   void Erase(const CacheKey& key);
   // Erases every entry whose key has this id (all blocks of one file).
   // Walks every entry of the cache: for when a file goes away, not for hot

@@ -67,6 +67,49 @@ Outcome LookupAdmit(Cache* cache, int k, size_t charge = 1) {
   return Outcome::kAdmitted;
 }
 
+// Read in place of Lookup: the value it copied out (-1 when it did not call
+// read), whether it hit, and the same admission.
+Outcome ReadAdmit(Cache* cache, int k, int* copied) {
+  bool admit = false;
+  *copied = -1;
+  const bool hit = cache->Read(
+      Key(k), &admit,
+      [](const void* v, void* arg) {
+        *static_cast<int*>(arg) = *static_cast<const int*>(v);
+      },
+      copied);
+  if (hit) return Outcome::kHit;
+  if (!admit) return Outcome::kRefused;
+  cache->Insert(Key(k), Value(k), 1);
+  return Outcome::kAdmitted;
+}
+
+// Two caches fed the same seeded stream of keys, one through Lookup and one
+// through Read, over more keys than they hold: the same hits, admissions and
+// evictions (Read marks what it reads, as Lookup does), and every hit copies
+// out the key's own value.
+TEST(CacheTest, ReadHitsAdmitsAndMarksAsLookupDoes) {
+  for (uint64_t seed : test::TestSeeds()) {
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    Random rnd(seed);
+    Cache by_lookup(64, 0);
+    Cache by_read(64, 0);
+    int hits = 0;
+    for (int i = 0; i < 20000; i++) {
+      // Skewed: a few keys are read far more often than the rest.
+      const int k = rnd.OneIn(2) ? static_cast<int>(rnd.Uniform(16))
+                                 : static_cast<int>(rnd.Uniform(400));
+      int copied;
+      const Outcome want = LookupAdmit(&by_lookup, k);
+      ASSERT_EQ(want, ReadAdmit(&by_read, k, &copied)) << "op " << i;
+      ASSERT_EQ(want == Outcome::kHit ? k : -1, copied) << "op " << i;
+      hits += want == Outcome::kHit;
+    }
+    EXPECT_GT(hits, 5000);
+    EXPECT_EQ(by_lookup.TotalCharge(), by_read.TotalCharge());
+  }
+}
+
 TEST(CacheTest, AdmitsEveryMissUntilFullThenOnlySecondMisses) {
   Cache cache(100, 0);
   for (int i = 0; i < 100; i++) {
@@ -492,5 +535,5 @@ TEST(CacheTest, ConcurrentInsertLookupErase) {
   }
 }
 
-}  // namespace
+}  // namespace BLOOMKV_FILE_NAMESPACE
 }  // namespace bloomkv

@@ -21,11 +21,12 @@ struct RowCacheHeader {
   LookupResult result;  // kFound, kDeleted or kNotFound
 };
 // Charged per entry beyond its bytes, so that the capacity bounds memory:
-// the allocation's shared-pointer header and malloc's, the cache's own
-// entry (64 bytes and malloc's 16) and its index slot (16 bytes at a load
-// of 3/8 to 3/4). An answer of a 7-byte key and an 80-byte value is then
-// charged 239 bytes.
-constexpr size_t kRowCacheEntryOverhead = 128;
+// the allocation's shared-pointer header and malloc's rounding, the cache's
+// own entry (64 bytes and malloc's), its index slot (16 bytes at a load of
+// 3/8 to 3/4) and its record of recent misses (two words per entry). Set
+// from the process's resident memory with and without a row cache
+// (docs/benchmarks.md, "A row cache for popular keys").
+constexpr size_t kRowCacheEntryOverhead = 200;
 
 // Null when the key or value is too long for the header.
 std::shared_ptr<const void> NewRowCacheEntry(const Slice& key,

@@ -125,13 +125,12 @@ bool SegmentLookup::Consult(const FileMetaData& f, int level) {
   SegmentReadStats seg_io;
   LookupResult result = LookupResult::kNotFound;
   if (status_.ok()) {
-    status_ = paged_filter
-                  ? segment.reader()->Get(options_, key_, hash_, snapshot_,
-                                          &result, value_, &seg_io,
-                                          &found_sequence_)
-                  : segment.reader()->Search(options_, key_, snapshot_,
-                                             &result, value_, &seg_io,
-                                             &found_sequence_);
+    status_ =
+        paged_filter
+            ? segment.reader()->Get(options_, key_, hash_, snapshot_, &result,
+                                    value_, &seg_io, &found_sequence_)
+            : segment.reader()->Search(options_, key_, snapshot_, &result,
+                                       value_, &seg_io, &found_sequence_);
   }
   io_.meta_blocks_read += seg_io.meta_blocks_read;
   io_.data_blocks_read += seg_io.data_blocks_read;

@@ -94,6 +94,31 @@ TEST_F(DBRowCacheTest, ARepeatedGetReadsNoBlock) {
   EXPECT_EQ(3u, db_->GetStats().row_cache_hits);
 }
 
+// A read with fill_cache = false leaves the row cache as it was: the next
+// such read searches the segment again; an ordinary read fills it, and then
+// a read with fill_cache = false is answered from it.
+TEST_F(DBRowCacheTest, ReadsWithoutFillCacheDoNotFillIt) {
+  Open();
+  ASSERT_TRUE(db_->Put(WriteOptions(), Key(1), "v").ok());
+  ASSERT_TRUE(db_->Flush().ok());
+  ReadOptions no_fill;
+  std::string value;
+  GetTrace trace;
+  no_fill.trace = &trace;
+  no_fill.fill_cache = false;
+  for (int round = 0; round < 2; round++) {
+    ASSERT_TRUE(db_->Get(no_fill, Key(1), &value).ok());
+    EXPECT_EQ("v", value);
+    EXPECT_FALSE(trace.segments.back().row_cache_hit) << trace.ToString();
+  }
+  EXPECT_EQ(0u, RowCacheBytes());
+  ASSERT_TRUE(db_->Get(ReadOptions(), Key(1), &value).ok());
+  EXPECT_GT(RowCacheBytes(), 0u);
+  ASSERT_TRUE(db_->Get(no_fill, Key(1), &value).ok());
+  EXPECT_EQ("v", value);
+  EXPECT_TRUE(trace.segments.back().row_cache_hit) << trace.ToString();
+}
+
 // A read at an explicit snapshot answers as of the snapshot, though the row
 // cache holds the segment's newest answer for the key: one segment holds two
 // versions (the snapshot kept the older one through the compaction).

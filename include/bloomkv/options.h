@@ -158,9 +158,12 @@ struct Options {
   // key is not there) without its index or data block. Entries are per
   // segment, so they never go stale; a Get at an explicit snapshot neither
   // reads nor fills it. Worth it when a working set of keys is read much
-  // more than the rest (Zipf-like popularity); a read spread evenly over far
-  // more keys than it holds is neither slowed nor let in (the block cache's
-  // admission). 0 disables it. Default: 0.
+  // more than the rest (Zipf-like popularity). Reads spread evenly over far
+  // more keys than it holds pay a cache lookup each (about a fifth fewer
+  // such hits, docs/benchmarks.md) but do not flush it: once full it admits
+  // a key only on a second recent miss (the block cache's admission). Each
+  // answer is charged its key and value plus 224 bytes. 0 disables it.
+  // Default: 0.
   size_t row_cache_capacity = 0;
 
   // Bytes of index blocks and filters kept in memory for the live segments'

@@ -226,7 +226,9 @@ DBImpl::~DBImpl() {
   flush_cv_.SignalAll();
   bg_work_cv_.SignalAll();
   bg_done_cv_.SignalAll();  // a waiting CompactRange gives up
-  if (flush_thread_.joinable()) flush_thread_.join();
+  // The flush thread starts only once Open has succeeded.
+  const bool opened = flush_thread_.joinable();
+  if (opened) flush_thread_.join();
   for (std::thread& t : compaction_threads_) t.join();
   Log(info_log_,
       "Closing database %s: %" PRIu64 " flushes (%" PRIu64 " bytes), %" PRIu64
@@ -238,6 +240,16 @@ DBImpl::~DBImpl() {
       counters_->compaction_bytes_written.load(),
       counters_->trivial_moves.load(), counters_->stall_micros.load());
   if (!read_only_) RecordLogsAtClose();
+  if (!read_only_ && opened) {
+    // A compaction's inputs that a reader (an iterator) still held when the
+    // compaction ended are deleted only by the next DeleteObsoleteFiles; the
+    // readers are gone now (they end before the DB), so nothing is left
+    // behind that the live segments no longer carry. RepairDB reads every
+    // segment in the directory and would bring such data back. Not after a
+    // failed Open: no version lists the segments then.
+    MutexLock lock(&mu_);
+    DeleteObsoleteFiles();
+  }
   ScopedRole front(&front_writer_);  // no writer is left
   for (ClosedLog& closed : closed_logs_) {
     closed.file->Close().PermitUncheckedError();

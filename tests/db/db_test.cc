@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <map>
+#include <set>
 
 #include "bloomkv/env.h"
 #include "bloomkv/write_batch.h"
@@ -267,6 +268,38 @@ TEST_F(DBTest, ObsoleteLogsAreDeleted) {
   }
   EXPECT_EQ(1, logs);
   EXPECT_EQ(1, manifests);
+}
+
+// A compaction's inputs stay on disk while an iterator reads the version
+// holding them. Closing the database after the iterator is gone deletes
+// them: a segment left behind holds data the live ones no longer carry (a
+// value whose tombstone a compaction dropped with it), which RepairDB,
+// reading every segment in the directory, would bring back.
+TEST_F(DBTest, SegmentsAnIteratorKeptAreDeletedWhenTheDatabaseCloses) {
+  Open();
+  Put("deleted", "old value");
+  Put("kept", "value");
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  std::unique_ptr<Iterator> pin = db_->NewIterator(ReadOptions());
+  Delete("deleted");
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  std::set<uint64_t> live;
+  for (const SegmentInfo& seg : db_->GetSegmentInfo()) {
+    live.insert(seg.file_number);
+  }
+  pin.reset();
+  db_.reset();
+  std::vector<std::string> children;
+  ASSERT_TRUE(Env::Default()->GetChildren(dir_.path(), &children).ok());
+  std::set<uint64_t> on_disk;
+  for (const auto& c : children) {
+    uint64_t n;
+    FileType t;
+    if (ParseFileName(c, &n, &t) && t == FileType::kSegmentFile) {
+      on_disk.insert(n);
+    }
+  }
+  EXPECT_EQ(live, on_disk);
 }
 
 TEST_F(DBTest, StatsAndProperties) {

@@ -3,14 +3,16 @@
 // Steps, in order (each leaves the directory repairable again if it fails):
 //  1. Every log is replayed into new level-0 segments; damaged regions are
 //     skipped and counted. The log then moves to lost/.
-//  2. Every other segment is read in full with checksums on. An intact one
-//     is kept. A damaged one is salvaged block by block: every data block
-//     whose checksum holds goes, entry by entry with its sequence number and
-//     type, into a new segment, and the original moves to lost/. The data
-//     blocks are found through the index when the footer and index read
-//     back; otherwise by scanning the file from offset 0, where they lie
-//     back to back (see FindBlockEnd). The entries lost are the count the
-//     segment's properties or the old manifests record, minus those
+//  2. A segment that the last readable manifest record naming it removes is
+//     a compaction's input left behind (see ScanSegments): it moves to lost/
+//     unread. Every other segment is read in full with checksums on. An
+//     intact one is kept. A damaged one is salvaged block by block: every
+//     data block whose checksum holds goes, entry by entry with its sequence
+//     number and type, into a new segment, and the original moves to lost/.
+//     The data blocks are found through the index when the footer and index
+//     read back; otherwise by scanning the file from offset 0, where they
+//     lie back to back (see FindBlockEnd). The entries lost are the count
+//     the segment's properties or the old manifests record, minus those
 //     salvaged; with neither readable the report says the count is unknown.
 //  3. Level 0 is searched newest first by file number, so the segments are
 //     renumbered in the order of their sequence numbers. When two segments
@@ -31,6 +33,7 @@
 #include <algorithm>
 #include <map>
 #include <memory>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -138,7 +141,8 @@ class Repairer {
       next_file_number_ = std::max(next_file_number_, number + 1);
       if (type == FileType::kLogFile) logs_.push_back(number);
       if (type == FileType::kSegmentFile) segment_numbers_.push_back(number);
-      if (type == FileType::kManifestFile) manifests_.push_back(name);
+      if (type == FileType::kManifestFile)
+        manifests_.emplace_back(number, name);
     }
     std::sort(logs_.begin(), logs_.end());
     std::sort(segment_numbers_.begin(), segment_numbers_.end());
@@ -146,13 +150,18 @@ class Repairer {
   }
 
   // Notes how many entries the old manifests say each segment held, for
-  // segments whose own properties cannot be read. Best effort: a manifest
-  // that is damaged or unreadable (often why repair runs) yields what it can.
+  // segments whose own properties cannot be read, and which segments their
+  // last record naming them removes (manifest_removed_). Best effort: a
+  // manifest that is damaged or unreadable (often why repair runs) yields
+  // what it can.
   void ReadManifests() {
+    // Oldest first, so that the newest record naming a segment decides.
+    std::sort(manifests_.begin(), manifests_.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     struct Ignore final : log::Reader::Reporter {
       void Corruption(size_t, const Status&) override {}
     } ignore;
-    for (const std::string& name : manifests_) {
+    for (const auto& [number, name] : manifests_) {
       const std::string fname = dbname_ + "/" + name;
       std::unique_ptr<SequentialFile> file;
       if (!env_->NewSequentialFile(fname, &file).ok()) continue;
@@ -162,8 +171,14 @@ class Repairer {
       while (reader.ReadRecord(&record, &scratch)) {
         VersionEdit edit;
         if (!edit.DecodeFrom(record).ok()) continue;
+        // A move between levels removes and adds the same number in one
+        // edit: removals first.
+        for (const auto& [level, removed] : edit.deleted_files()) {
+          manifest_removed_.insert(removed);
+        }
         for (const auto& [level, f] : edit.new_files()) {
           listed_entries_[f->number] = f->num_entries;
+          manifest_removed_.erase(f->number);
         }
         for (const RangeTombstone& t : edit.range_tombstones()) {
           KeepRangeTombstone(t);
@@ -314,6 +329,17 @@ class Repairer {
 
   Status ScanSegments() {
     for (uint64_t number : segment_numbers_) {
+      // A compaction's input that outlived the edit replacing it (a reader
+      // still held it, then a crash): the compaction's outputs, synced
+      // before that edit was written, carry what it held except what the
+      // compaction dropped, such as a value together with the tombstone
+      // that deleted it. Kept, it would bring that value back.
+      if (manifest_removed_.count(number) != 0) {
+        Status s = MoveToLost(BaseName(SegmentFileName(dbname_, number)));
+        if (!s.ok()) return s;
+        report_.segments_removed_by_manifest++;
+        continue;
+      }
       Status s = ScanSegment(number);
       if (!s.ok()) return s;
     }
@@ -688,7 +714,7 @@ class Repairer {
     // On error CURRENT may already name the new manifest: it stays.
     s = SetCurrentFile(env_, dbname_, manifest_number);
     if (!s.ok()) return s;
-    for (const std::string& name : manifests_) {
+    for (const auto& [number, name] : manifests_) {
       s = MoveToLost(name);
       if (!s.ok()) return s;
     }
@@ -706,7 +732,9 @@ class Repairer {
   SequenceNumber max_sequence_ = 0;
   std::vector<uint64_t> logs_;
   std::vector<uint64_t> segment_numbers_;  // found on disk, oldest first
-  std::vector<std::string> manifests_;
+  std::vector<std::pair<uint64_t, std::string>> manifests_;  // number, name
+  // Segments that the last manifest record naming them removes.
+  std::set<uint64_t> manifest_removed_;
   // Entries per segment number, as the old manifests record them.
   std::map<uint64_t, uint64_t> listed_entries_;
   std::vector<RepairedSegment> segments_;  // the repaired database

@@ -43,6 +43,12 @@ struct RepairReport {
   // Damaged segments whose entry count is unknown (no readable properties and
   // no manifest record of the file): their loss is not in entries_dropped.
   uint64_t segments_with_unknown_loss = 0;
+  // Segments still on disk that a readable manifest record removes (a
+  // compaction's inputs left by a crash while a reader held them): moved to
+  // lost/ unread, since their data, minus what the compaction dropped, is in
+  // its outputs, and what it dropped (a value with the tombstone deleting
+  // it) must not come back.
+  uint64_t segments_removed_by_manifest = 0;
   uint64_t segments_written = 0;  // new segments (from logs and salvage)
   uint64_t files_moved_to_lost = 0;
   uint64_t last_sequence = 0;  // the largest sequence number found

@@ -485,6 +485,93 @@ TEST_F(RepairTest, DatabaseWithManyLevelsKeepsNewestValues) {
   }
 }
 
+// A compaction that drops a tombstone with the value it deleted leaves the
+// value's segment on disk while an iterator still reads the version holding
+// it; a crash then leaves it there. The manifest records that segment as
+// removed, and repair, which reads every segment in the directory, must set
+// it aside rather than bring the deleted value back.
+TEST_F(RepairTest, SegmentsTheManifestRemovedAreSetAside) {
+  Options options;
+  options.create_if_missing = true;
+  std::vector<std::string> leftovers;
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, db_, &db).ok());
+    ASSERT_TRUE(db->Put(WriteOptions(), "deleted", "old value").ok());
+    ASSERT_TRUE(db->Put(WriteOptions(), "kept", "value").ok());
+    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    std::unique_ptr<Iterator> pin(db->NewIterator(ReadOptions()));
+    ASSERT_TRUE(db->Delete(WriteOptions(), "deleted").ok());
+    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    std::set<std::string> live;
+    for (const SegmentInfo& seg : db->GetSegmentInfo()) {
+      live.insert(fs::path(seg.file_name).filename().string());
+    }
+    // What a crash would leave: the segments only the iterator still reads.
+    for (const std::string& path : FilesNamed(db_, ".seg")) {
+      const std::string name = fs::path(path).filename().string();
+      if (live.count(name) != 0) continue;
+      fs::copy_file(path, dir_.File(name));
+      leftovers.push_back(name);
+    }
+    pin.reset();
+  }
+  ASSERT_FALSE(leftovers.empty());
+  for (const std::string& name : leftovers) {
+    if (!fs::exists(db_ + "/" + name)) {
+      fs::copy_file(dir_.File(name), db_ + "/" + name);
+    }
+  }
+  fs::remove(db_ + "/CURRENT");
+  RepairReport report;
+  Status s = RepairDB(options, db_, &report);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(leftovers.size(), report.segments_removed_by_manifest);
+  for (const std::string& name : leftovers) {
+    EXPECT_TRUE(fs::exists(db_ + "/lost/" + name)) << name;
+  }
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, db_, &db).ok());
+  std::string got;
+  EXPECT_TRUE(db->Get(ReadOptions(), "deleted", &got).IsNotFound()) << got;
+  ASSERT_TRUE(db->Get(ReadOptions(), "kept", &got).ok());
+  EXPECT_EQ("value", got);
+}
+
+// A segment moved from one level to the next as it is is removed and added
+// again by one manifest record: it stays part of the database.
+TEST_F(RepairTest, SegmentsMovedBetweenLevelsAreKept) {
+  Options options = test::TinyCompactionOptions();
+  options.level_compaction_dynamic_level_bytes = false;
+  options.compression_per_level.clear();  // no rewrite for compression's sake
+  options.deep_filter_policy = options.filter_policy;  // nor for the filter's
+  std::map<std::string, std::string> model;
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, db_, &db).ok());
+    Random rnd(311);
+    // Increasing keys never overlap the level below: segments move down.
+    for (int i = 0; i < 20000; i++) {
+      model[Key(i)] = test::RandomString(&rnd, 60);
+      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), model[Key(i)]).ok());
+    }
+    test::WaitForBackgroundWork(db.get());
+    ASSERT_GT(db->GetStats().trivial_moves, 0u);
+  }
+  fs::remove(db_ + "/CURRENT");
+  RepairReport report;
+  Status s = RepairDB(options, db_, &report);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(0u, report.segments_removed_by_manifest);
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, db_, &db).ok());
+  for (const auto& [key, value] : model) {
+    std::string got;
+    ASSERT_TRUE(db->Get(ReadOptions(), key, &got).ok()) << key;
+    EXPECT_EQ(value, got) << key;
+  }
+}
+
 // A deep segment can hold an old version of one key and the newest version
 // of another, so its largest sequence number beats that of a shallower
 // segment holding a newer version of the first key. No order of the two is

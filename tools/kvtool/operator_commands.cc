@@ -52,6 +52,7 @@ int RunRepair(const Context& ctx, const std::string& path) {
         {"log_bytes_dropped", r.log_bytes_dropped},
         {"entries_dropped", r.entries_dropped},
         {"segments_with_unknown_loss", r.segments_with_unknown_loss},
+        {"segments_removed_by_manifest", r.segments_removed_by_manifest},
         {"segments_written", r.segments_written},
         {"files_moved_to_lost", r.files_moved_to_lost},
         {"last_sequence", r.last_sequence},
@@ -71,6 +72,8 @@ int RunRepair(const Context& ctx, const std::string& path) {
         << ")\n"
         << "  segments moved to lost/   " << r.segments_lost
         << " (no readable block)\n"
+        << "  leftovers moved to lost/  " << r.segments_removed_by_manifest
+        << " (segments a manifest records as removed)\n"
         << "  logs replayed             " << r.logs_replayed << " ("
         << r.log_records_replayed << " records; " << r.log_regions_dropped
         << " damaged regions, " << r.log_bytes_dropped << " bytes, skipped)\n"

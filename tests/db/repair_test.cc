@@ -162,6 +162,36 @@ class RepairTest : public testing::Test {
     files_.push_back(FilesNamed(db_, ".log").at(0));
   }
 
+  // What a crash would leave of db's segments: copies into to_dir (created)
+  // the segment files on disk that its current version does not list, the
+  // ones only readers still hold; returns their names.
+  std::vector<std::string> SaveLeftovers(DB* db, const std::string& to_dir) {
+    std::set<std::string> live;
+    for (const SegmentInfo& seg : db->GetSegmentInfo()) {
+      live.insert(fs::path(seg.file_name).filename().string());
+    }
+    fs::create_directories(to_dir);
+    std::vector<std::string> leftovers;
+    for (const std::string& path : FilesNamed(db_, ".seg")) {
+      const std::string name = fs::path(path).filename().string();
+      if (live.count(name) != 0) continue;
+      fs::copy_file(path, to_dir + "/" + name);
+      leftovers.push_back(name);
+    }
+    return leftovers;
+  }
+
+  // Puts the saved leftovers back into the closed database, as the crash
+  // would have left them.
+  void RestoreLeftovers(const std::vector<std::string>& names,
+                        const std::string& from_dir) {
+    for (const std::string& name : names) {
+      if (!fs::exists(db_ + "/" + name)) {
+        fs::copy_file(from_dir + "/" + name, db_ + "/" + name);
+      }
+    }
+  }
+
   // The newest state of key over every phase but `skip`.
   std::optional<std::string> Expected(const std::string& key, int skip) const {
     for (int p = kPhases - 1; p >= 0; p--) {
@@ -503,25 +533,11 @@ TEST_F(RepairTest, SegmentsTheManifestRemovedAreSetAside) {
     std::unique_ptr<Iterator> pin(db->NewIterator(ReadOptions()));
     ASSERT_TRUE(db->Delete(WriteOptions(), "deleted").ok());
     ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
-    std::set<std::string> live;
-    for (const SegmentInfo& seg : db->GetSegmentInfo()) {
-      live.insert(fs::path(seg.file_name).filename().string());
-    }
-    // What a crash would leave: the segments only the iterator still reads.
-    for (const std::string& path : FilesNamed(db_, ".seg")) {
-      const std::string name = fs::path(path).filename().string();
-      if (live.count(name) != 0) continue;
-      fs::copy_file(path, dir_.File(name));
-      leftovers.push_back(name);
-    }
+    leftovers = SaveLeftovers(db.get(), dir_.File("leftovers"));
     pin.reset();
   }
   ASSERT_FALSE(leftovers.empty());
-  for (const std::string& name : leftovers) {
-    if (!fs::exists(db_ + "/" + name)) {
-      fs::copy_file(dir_.File(name), db_ + "/" + name);
-    }
-  }
+  RestoreLeftovers(leftovers, dir_.File("leftovers"));
   fs::remove(db_ + "/CURRENT");
   RepairReport report;
   Status s = RepairDB(options, db_, &report);
@@ -547,7 +563,6 @@ TEST_F(RepairTest, ReadersCompactionsAndACrashNeverBringDeletedKeysBack) {
     SCOPED_TRACE("seed " + std::to_string(seed));
     fs::remove_all(db_);
     fs::remove_all(dir_.File("leftovers"));
-    fs::create_directories(dir_.File("leftovers"));
     Options options = test::TinyCompactionOptions();
     std::map<std::string, std::string> model;
     std::vector<std::string> leftovers;
@@ -577,25 +592,11 @@ TEST_F(RepairTest, ReadersCompactionsAndACrashNeverBringDeletedKeysBack) {
       // One more reader, then every tombstone dropped with what it deleted.
       readers.push_back(db->NewIterator(ReadOptions()));
       ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
-      std::set<std::string> live;
-      for (const SegmentInfo& seg : db->GetSegmentInfo()) {
-        live.insert(fs::path(seg.file_name).filename().string());
-      }
-      // What a crash now would leave: the segments only readers still hold.
-      for (const std::string& path : FilesNamed(db_, ".seg")) {
-        const std::string name = fs::path(path).filename().string();
-        if (live.count(name) != 0) continue;
-        fs::copy_file(path, dir_.File("leftovers/" + name));
-        leftovers.push_back(name);
-      }
+      leftovers = SaveLeftovers(db.get(), dir_.File("leftovers"));
       readers.clear();
     }
     ASSERT_FALSE(leftovers.empty());
-    for (const std::string& name : leftovers) {
-      if (!fs::exists(db_ + "/" + name)) {
-        fs::copy_file(dir_.File("leftovers/" + name), db_ + "/" + name);
-      }
-    }
+    RestoreLeftovers(leftovers, dir_.File("leftovers"));
     fs::remove(db_ + "/CURRENT");
     RepairReport report;
     Status s = RepairDB(options, db_, &report);

@@ -925,6 +925,7 @@ TEST_F(KvtoolTest, RepairRebuildsALostManifestAndReports) {
   EXPECT_GT(j["last_sequence"].get<uint64_t>(), 200u);
   EXPECT_EQ(0, j["entries_dropped"]);
   EXPECT_EQ(0, j["segments_with_unknown_loss"]);
+  EXPECT_EQ(0, j["segments_removed_by_manifest"]);
 
   Options options;
   std::unique_ptr<DB> db;

@@ -182,14 +182,22 @@ class RepairTest : public testing::Test {
   }
 
   // Puts the saved leftovers back into the closed database, as the crash
-  // would have left them.
-  void RestoreLeftovers(const std::vector<std::string>& names,
+  // would have left them, deletes CURRENT and repairs: every leftover must
+  // be set aside.
+  void RepairAfterCrash(const Options& options,
+                        const std::vector<std::string>& leftovers,
                         const std::string& from_dir) {
-    for (const std::string& name : names) {
+    ASSERT_FALSE(leftovers.empty());
+    for (const std::string& name : leftovers) {
       if (!fs::exists(db_ + "/" + name)) {
         fs::copy_file(from_dir + "/" + name, db_ + "/" + name);
       }
     }
+    fs::remove(db_ + "/CURRENT");
+    RepairReport report;
+    Status s = RepairDB(options, db_, &report);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(leftovers.size(), report.segments_removed_by_manifest);
   }
 
   // The newest state of key over every phase but `skip`.
@@ -536,13 +544,8 @@ TEST_F(RepairTest, SegmentsTheManifestRemovedAreSetAside) {
     leftovers = SaveLeftovers(db.get(), dir_.File("leftovers"));
     pin.reset();
   }
-  ASSERT_FALSE(leftovers.empty());
-  RestoreLeftovers(leftovers, dir_.File("leftovers"));
-  fs::remove(db_ + "/CURRENT");
-  RepairReport report;
-  Status s = RepairDB(options, db_, &report);
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(leftovers.size(), report.segments_removed_by_manifest);
+  ASSERT_NO_FATAL_FAILURE(
+      RepairAfterCrash(options, leftovers, dir_.File("leftovers")));
   for (const std::string& name : leftovers) {
     EXPECT_TRUE(fs::exists(db_ + "/lost/" + name)) << name;
   }
@@ -595,13 +598,8 @@ TEST_F(RepairTest, ReadersCompactionsAndACrashNeverBringDeletedKeysBack) {
       leftovers = SaveLeftovers(db.get(), dir_.File("leftovers"));
       readers.clear();
     }
-    ASSERT_FALSE(leftovers.empty());
-    RestoreLeftovers(leftovers, dir_.File("leftovers"));
-    fs::remove(db_ + "/CURRENT");
-    RepairReport report;
-    Status s = RepairDB(options, db_, &report);
-    ASSERT_TRUE(s.ok()) << s.ToString();
-    EXPECT_EQ(leftovers.size(), report.segments_removed_by_manifest);
+    ASSERT_NO_FATAL_FAILURE(
+        RepairAfterCrash(options, leftovers, dir_.File("leftovers")));
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(options, db_, &db).ok());
     test::ExpectDbHolds(db.get(), model);
@@ -635,11 +633,7 @@ TEST_F(RepairTest, SegmentsMovedBetweenLevelsAreKept) {
   EXPECT_EQ(0u, report.segments_removed_by_manifest);
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(options, db_, &db).ok());
-  for (const auto& [key, value] : model) {
-    std::string got;
-    ASSERT_TRUE(db->Get(ReadOptions(), key, &got).ok()) << key;
-    EXPECT_EQ(value, got) << key;
-  }
+  test::ExpectDbHolds(db.get(), model);
 }
 
 // A deep segment can hold an old version of one key and the newest version

@@ -424,17 +424,16 @@ class Repairer {
   }
 
   // Whether a raw (uncompressed) block payload can end at `end` given that
-  // it starts at `start`: its last fixed32 is a restart count that fits,
-  // and the first restart offset is 0. A cheap test that spares most
-  // candidate ends the checksum.
+  // it starts at `start`: its trailer (a restart count, and the restart
+  // array it describes) fits, and the first restart offset is 0. A cheap
+  // test that spares most candidate ends the checksum.
   static bool PlausibleRawBlock(const char* data, uint64_t start,
                                 uint64_t end) {
-    const uint64_t size = end - start;
-    if (size < 8) return false;
-    const uint64_t num_restarts = DecodeFixed32(data + end - 4);
-    if (num_restarts == 0 || num_restarts > (size - 4) / 4) return false;
-    const uint64_t restarts = size - 4 - 4 * num_restarts;
-    return DecodeFixed32(data + start + restarts) == 0;
+    uint32_t restarts, num_restarts;
+    bool key_prefixes;
+    return Block::DecodeTrailer(data + start, end - start, &restarts,
+                                &num_restarts, &key_prefixes) &&
+           DecodeFixed32(data + start + restarts) == 0;
   }
 
   // Finds the block that starts at `start` in data[0..limit-1], for a

@@ -13,12 +13,13 @@ namespace bloomkv {
 
 Block::Block(ConstructionKey, BlockContents contents,
              std::shared_ptr<const std::string> file_name, uint64_t offset,
-             uint32_t restarts_offset, uint32_t num_restarts)
+             uint32_t restarts_offset, uint32_t num_restarts, bool key_prefixes)
     : contents_(std::move(contents)),
       file_name_(std::move(file_name)),
       offset_(offset),
       restarts_offset_(restarts_offset),
-      num_restarts_(num_restarts) {}
+      num_restarts_(num_restarts),
+      key_prefixes_(key_prefixes) {}
 
 Status Block::Parse(BlockContents contents, const std::string& file_name,
                     uint64_t offset, std::shared_ptr<const Block>* block) {
@@ -33,24 +34,44 @@ Status Block::Parse(const std::string& contents, const std::string& file_name,
   return Parse(std::move(copy), file_name, offset, block);
 }
 
+bool Block::DecodeTrailer(const char* data, size_t size,
+                          uint32_t* restarts_offset, uint32_t* num_restarts,
+                          bool* key_prefixes) {
+  if (size < sizeof(uint32_t) || size > std::numeric_limits<uint32_t>::max()) {
+    return false;
+  }
+  const uint32_t count = DecodeFixed32(data + size - sizeof(uint32_t));
+  *key_prefixes = (count & kBlockKeyPrefixesFlag) != 0;
+  *num_restarts = count & ~kBlockKeyPrefixesFlag;
+  const size_t per_restart =
+      sizeof(uint32_t) + (*key_prefixes ? sizeof(uint64_t) : 0);
+  if (*num_restarts == 0 ||
+      *num_restarts > (size - sizeof(uint32_t)) / per_restart) {
+    return false;
+  }
+  *restarts_offset = static_cast<uint32_t>(size - sizeof(uint32_t) -
+                                           *num_restarts * per_restart);
+  return true;
+}
+
 Status Block::ParseTrailer(const BlockContents& contents,
                            const std::string& file_name, uint64_t offset,
-                           uint32_t* restarts_offset, uint32_t* num_restarts) {
+                           uint32_t* restarts_offset, uint32_t* num_restarts,
+                           bool* key_prefixes) {
   const size_t size = contents.size();
   if (size < sizeof(uint32_t) || size > std::numeric_limits<uint32_t>::max()) {
     return CorruptionAt(file_name, "bad block size " + std::to_string(size),
                         offset);
   }
-  *num_restarts = DecodeFixed32(contents.data() + size - sizeof(uint32_t));
-  const uint64_t max_restarts = (size - sizeof(uint32_t)) / sizeof(uint32_t);
-  if (*num_restarts == 0 || *num_restarts > max_restarts) {
+  if (!DecodeTrailer(contents.data(), size, restarts_offset, num_restarts,
+                     key_prefixes)) {
     return CorruptionAt(
         file_name,
-        "bad restart count " + std::to_string(*num_restarts) + " in block",
+        "bad restart count " +
+            std::to_string(DecodeFixed32(contents.data() + size - 4)) +
+            " in block",
         offset);
   }
-  *restarts_offset = static_cast<uint32_t>(
-      size - sizeof(uint32_t) - uint64_t{*num_restarts} * sizeof(uint32_t));
   // The first entry is always a restart point.
   if (DecodeFixed32(contents.data() + *restarts_offset) != 0) {
     return CorruptionAt(file_name, "first restart point is not 0 in block",
@@ -63,12 +84,13 @@ Status Block::Parse(BlockContents contents,
                     std::shared_ptr<const std::string> file_name,
                     uint64_t offset, std::shared_ptr<const Block>* block) {
   uint32_t restarts_offset, num_restarts;
+  bool key_prefixes;
   Status s = ParseTrailer(contents, *file_name, offset, &restarts_offset,
-                          &num_restarts);
+                          &num_restarts, &key_prefixes);
   if (!s.ok()) return s;
-  *block = std::make_shared<const Block>(ConstructionKey(), std::move(contents),
-                                         std::move(file_name), offset,
-                                         restarts_offset, num_restarts);
+  *block = std::make_shared<const Block>(
+      ConstructionKey(), std::move(contents), std::move(file_name), offset,
+      restarts_offset, num_restarts, key_prefixes);
   return Status::OK();
 }
 
@@ -76,11 +98,12 @@ Status Block::Parse(BlockContents contents,
                     std::shared_ptr<const std::string> file_name,
                     uint64_t offset, std::optional<Block>* block) {
   uint32_t restarts_offset, num_restarts;
+  bool key_prefixes;
   Status s = ParseTrailer(contents, *file_name, offset, &restarts_offset,
-                          &num_restarts);
+                          &num_restarts, &key_prefixes);
   if (!s.ok()) return s;
   block->emplace(ConstructionKey(), std::move(contents), std::move(file_name),
-                 offset, restarts_offset, num_restarts);
+                 offset, restarts_offset, num_restarts, key_prefixes);
   return Status::OK();
 }
 
@@ -192,6 +215,48 @@ Status Block::BadRestartPoint(uint32_t i) const {
   return true;
 }
 
+void Block::RestartRangeByPrefix(const Slice& target, uint32_t* left,
+                                 uint32_t* right) const {
+  const char* const prefixes =
+      contents_.data() + restarts_offset_ + num_restarts_ * sizeof(uint32_t);
+  const uint64_t want = UserKeyPrefix(ExtractUserKey(target));
+  const auto prefix = [prefixes](uint32_t i) {
+    return DecodeFixed64(prefixes + i * sizeof(uint64_t));
+  };
+  // below: restart points whose prefix is < want; at_most: <= want. A 4 KiB
+  // block with a restart point every four entries has about ten, whose
+  // prefixes fill two cache lines: counting over all of them without a
+  // branch beats a binary search's mispredictions. Larger blocks or
+  // intervals of one entry get the binary search.
+  uint32_t below = 0, at_most = 0;
+  if (num_restarts_ <= 64) {
+    for (uint32_t i = 0; i < num_restarts_; i++) {
+      const uint64_t p = prefix(i);
+      below += p < want;
+      at_most += p <= want;
+    }
+  } else {
+    const auto count = [&](bool inclusive) {
+      uint32_t first = 0, n = num_restarts_;
+      while (n > 0) {
+        const uint32_t half = n / 2;
+        const uint64_t p = prefix(first + half);
+        if (inclusive ? p <= want : p < want) {
+          first += half + 1;
+          n -= half + 1;
+        } else {
+          n = half;
+        }
+      }
+      return first;
+    };
+    below = count(false);
+    at_most = count(true);
+  }
+  *left = below == 0 ? 0 : below - 1;
+  *right = at_most == 0 ? 0 : at_most - 1;
+}
+
 Status Block::Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
                    Slice* value, bool* found, uint32_t* restart_point,
                    const std::vector<uint64_t>* prefixes) const {
@@ -208,6 +273,8 @@ Status Block::Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
     if (lo == prefixes->end()) return Status::OK();
     restart = static_cast<uint32_t>(lo - prefixes->begin());
     last = std::min(last, static_cast<uint32_t>(hi - prefixes->begin()));
+  } else if (key_prefixes_) {
+    RestartRangeByPrefix(target, &restart, &last);
   }
   Status error;
   if (restart < last &&
@@ -409,10 +476,13 @@ void BlockIter::Seek(const Slice& target) {
     InvalidArgumentError("seek target is not an internal key");
     return;
   }
-  uint32_t restart = 0;
+  uint32_t restart = 0, last = num_restarts_ - 1;
+  if (block_->key_prefixes_) {
+    block_->RestartRangeByPrefix(target, &restart, &last);
+  }
   Status error;
-  if (!block_->SearchRestarts(target, 0, num_restarts_ - 1, &restart,
-                              &error)) {
+  if (restart < last &&
+      !block_->SearchRestarts(target, restart, last, &restart, &error)) {
     SetError(error);
     return;
   }

@@ -91,7 +91,15 @@ class Block {
   };
   Block(ConstructionKey, BlockContents contents,
         std::shared_ptr<const std::string> file_name, uint64_t offset,
-        uint32_t restarts_offset, uint32_t num_restarts);
+        uint32_t restarts_offset, uint32_t num_restarts, bool key_prefixes);
+
+  // Locates the trailer of a block payload of `size` bytes: the restart
+  // array starts at *restarts_offset and holds *num_restarts offsets, and
+  // then as many restart prefixes if *key_prefixes. False if the count or
+  // the layout does not fit in the payload.
+  static bool DecodeTrailer(const char* data, size_t size,
+                            uint32_t* restarts_offset, uint32_t* num_restarts,
+                            bool* key_prefixes);
 
   Block(const Block&) = delete;
   Block& operator=(const Block&) = delete;
@@ -113,10 +121,11 @@ class Block {
   // of the data block the entry names).
   // REQUIRES: target is an internal key (at least 8 bytes), else
   // InvalidArgument.
-  // With prefixes (this block's RestartKeyPrefixes, not empty), the binary
-  // search runs over those integers first: entries whose prefix is smaller
-  // than the target's come before it and the first with a larger one after
-  // it, so the keys compared are only those with the target's prefix.
+  // With prefixes (this block's RestartKeyPrefixes, not empty), or in a
+  // block that stores its restart prefixes, the search runs over those
+  // integers first: restart points whose prefix is smaller than the
+  // target's come before it and those with a larger one after it, so the
+  // keys compared are only those with the target's prefix.
   static constexpr uint32_t kNotARestartPoint = UINT32_MAX;
   Status Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
               Slice* value, bool* found, uint32_t* restart_point = nullptr,
@@ -158,12 +167,18 @@ class Block {
   // REQUIRES: target is an internal key, left <= right < num_restarts_.
   bool SearchRestarts(const Slice& target, uint32_t left, uint32_t right,
                       uint32_t* index, Status* error) const;
+  // In a block with stored restart prefixes: the range left..right of
+  // restart points SearchRestarts has to compare keys of, from the prefixes
+  // alone (left: the last point whose prefix is below the target's; right:
+  // the last whose prefix is at most the target's).
+  void RestartRangeByPrefix(const Slice& target, uint32_t* left,
+                            uint32_t* right) const;
 
   // Checks the restart array trailer of contents and locates it.
   static Status ParseTrailer(const BlockContents& contents,
                              const std::string& file_name, uint64_t offset,
-                             uint32_t* restarts_offset,
-                             uint32_t* num_restarts);
+                             uint32_t* restarts_offset, uint32_t* num_restarts,
+                             bool* key_prefixes);
   // "<what> at byte <at> of block" as a Corruption naming file and block.
   Status CorruptionInBlock(const std::string& what, uint32_t at) const;
 
@@ -172,6 +187,7 @@ class Block {
   const uint64_t offset_;
   const uint32_t restarts_offset_;  // where the restart array starts
   const uint32_t num_restarts_;     // >= 1
+  const bool key_prefixes_;  // restart prefixes follow the restart offsets
 };
 
 class BlockIter final : public Iterator {

@@ -4,12 +4,15 @@
 #include <algorithm>
 #include <cassert>
 
+#include "table/format.h"
+#include "table/internal_key.h"
 #include "util/coding.h"
 
 namespace bloomkv {
 
-BlockBuilder::BlockBuilder(int restart_interval)
-    : restart_interval_(restart_interval < 1 ? 1 : restart_interval) {
+BlockBuilder::BlockBuilder(int restart_interval, bool key_prefixes)
+    : restart_interval_(restart_interval < 1 ? 1 : restart_interval),
+      key_prefixes_(key_prefixes) {
   restarts_.push_back(0);
 }
 
@@ -17,6 +20,7 @@ void BlockBuilder::Reset() {
   buffer_.clear();
   restarts_.clear();
   restarts_.push_back(0);
+  prefixes_.clear();
   counter_ = 0;
   num_entries_ = 0;
   finished_ = false;
@@ -24,8 +28,9 @@ void BlockBuilder::Reset() {
 }
 
 size_t BlockBuilder::CurrentSizeEstimate() const {
-  return buffer_.size() + restarts_.size() * sizeof(uint32_t) +
-         sizeof(uint32_t);
+  const size_t per_restart =
+      sizeof(uint32_t) + (key_prefixes_ ? sizeof(uint64_t) : 0);
+  return buffer_.size() + restarts_.size() * per_restart + sizeof(uint32_t);
 }
 
 void BlockBuilder::Add(const Slice& key, const Slice& value) {
@@ -37,6 +42,9 @@ void BlockBuilder::Add(const Slice& key, const Slice& value) {
   } else {
     restarts_.push_back(static_cast<uint32_t>(buffer_.size()));
     counter_ = 0;
+  }
+  if (key_prefixes_ && counter_ == 0) {
+    prefixes_.push_back(UserKeyPrefix(ExtractUserKey(key)));
   }
   const size_t non_shared = key.size() - shared;
   PutVarint32(&buffer_, static_cast<uint32_t>(shared));
@@ -53,7 +61,14 @@ void BlockBuilder::Add(const Slice& key, const Slice& value) {
 Slice BlockBuilder::Finish() {
   if (finished_) return Slice(buffer_);
   for (uint32_t r : restarts_) PutFixed32(&buffer_, r);
-  PutFixed32(&buffer_, static_cast<uint32_t>(restarts_.size()));
+  uint32_t count = static_cast<uint32_t>(restarts_.size());
+  if (key_prefixes_) {
+    // An empty block's one restart point has no key: prefix 0.
+    prefixes_.resize(restarts_.size(), 0);
+    for (uint64_t p : prefixes_) PutFixed64(&buffer_, p);
+    count |= kBlockKeyPrefixesFlag;
+  }
+  PutFixed32(&buffer_, count);
   finished_ = true;
   return Slice(buffer_);
 }

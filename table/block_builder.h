@@ -2,12 +2,20 @@
 //
 //   entry    := varint32 shared, varint32 non_shared, varint32 value_len,
 //               key_delta[non_shared], value[value_len]
-//   block    := entry* restart_offset:fixed32* num_restarts:fixed32
+//   block    := entry* restart_offset:fixed32*n restart_prefix:fixed64*n?
+//               count:fixed32
+//   count    := n, with bit 31 set when the restart prefixes are present
+//               (kBlockKeyPrefixesFlag, table/format.h)
 //
-// Every block_restart_interval-th entry is a restart point: it stores its
-// whole key (shared == 0) and its offset is listed in the restart array, so a
-// reader can binary-search the restarts. Used for data and index blocks.
-// The format is documented in docs/segment_format.md.
+// Every restart_interval-th entry is a restart point: it stores its whole
+// key (shared == 0) and its offset is listed in the restart array, so a
+// reader can binary-search the restarts. Built with key prefixes (data
+// blocks of segment format version 2), the block also stores the
+// UserKeyPrefix of each restart point's key (table/internal_key.h), so that
+// a lookup chooses its restart interval by comparing integers in one
+// contiguous array instead of loading restart keys scattered over the block.
+// Used for data and index blocks. The format is documented in
+// docs/segment_format.md.
 // Thread-safety: external synchronization required.
 #ifndef BLOOMKV_TABLE_BLOCK_BUILDER_H_
 #define BLOOMKV_TABLE_BLOCK_BUILDER_H_
@@ -22,8 +30,9 @@ namespace bloomkv {
 
 class BlockBuilder {
  public:
-  // restart_interval < 1 is treated as 1.
-  explicit BlockBuilder(int restart_interval);
+  // restart_interval < 1 is treated as 1. With key_prefixes the keys added
+  // must be internal keys (at least 8 bytes).
+  explicit BlockBuilder(int restart_interval, bool key_prefixes = false);
   BlockBuilder(const BlockBuilder&) = delete;
   BlockBuilder& operator=(const BlockBuilder&) = delete;
 
@@ -46,9 +55,11 @@ class BlockBuilder {
 
  private:
   const int restart_interval_;
+  const bool key_prefixes_;
   std::string buffer_;
   std::vector<uint32_t> restarts_;
-  int counter_ = 0;  // entries since the last restart
+  std::vector<uint64_t> prefixes_;  // with key_prefixes_, one per restart
+  int counter_ = 0;                 // entries since the last restart
   uint64_t num_entries_ = 0;
   bool finished_ = false;
   std::string last_key_;

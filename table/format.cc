@@ -145,12 +145,12 @@ Status Footer::DecodeFrom(const Slice& input, const std::string& file_name,
                         footer_offset + kFooterMagicOffset);
   }
   const uint32_t version = DecodeFixed32(p + kFooterVersionOffset);
-  if (version != kSegmentFormatVersion1) {
+  if (version != kSegmentFormatVersion1 && version != kSegmentFormatVersion2) {
     return Status::NotSupported(
                file_name + ": unsupported segment format version " +
                std::to_string(version) + " at offset " +
                std::to_string(footer_offset + kFooterVersionOffset) +
-               " (this build reads version " +
+               " (this build reads versions 1 to " +
                std::to_string(kLatestSegmentFormatVersion) + ")")
         .AtOffset(footer_offset + kFooterVersionOffset);
   }

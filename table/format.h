@@ -24,9 +24,15 @@ class RandomAccessFile;
 // Never change: on disk. The last 8 bytes of every segment file.
 // Stored little-endian, so the file ends with the ASCII bytes "BLOOMSEG".
 constexpr uint64_t kSegmentMagicNumber = 0x4745534d4f4f4c42ull;
-// Never change: on disk. The only format version written so far.
+// Never change: on disk. Segment format versions (docs/segment_format.md).
+// Version 2 adds the restart prefixes to data blocks (table/block_builder.h);
+// everything else is version 1's. Both are read.
 constexpr uint32_t kSegmentFormatVersion1 = 1;
-constexpr uint32_t kLatestSegmentFormatVersion = kSegmentFormatVersion1;
+constexpr uint32_t kSegmentFormatVersion2 = 2;
+constexpr uint32_t kLatestSegmentFormatVersion = kSegmentFormatVersion2;
+// Never change: on disk. Bit 31 of a block's restart count: the restart
+// prefixes follow the restart offsets (table/block_builder.h).
+constexpr uint32_t kBlockKeyPrefixesFlag = 0x80000000u;
 // Never change: on disk. Checksum type byte in the footer.
 enum class ChecksumType : uint8_t {
   kXXH3Low32 = 1,  // low 32 bits of XXH3-64, seed 0 (util/hash.h)

@@ -67,13 +67,27 @@ std::string FindShortSuccessor(const Slice& key) {
   return key.ToString();
 }
 
+bool KeyPrefixes(const SegmentBuilderOptions& o, uint32_t version) {
+  return version != kSegmentFormatVersion1 &&
+         o.compression == CompressionType::kNone;
+}
+
+int RestartInterval(const SegmentBuilderOptions& o, bool key_prefixes) {
+  if (o.block_restart_interval > 0) return o.block_restart_interval;
+  return key_prefixes ? 4 : 16;
+}
+
 }  // namespace
 
 struct SegmentBuilder::Rep {
   Rep(const SegmentBuilderOptions& o, WritableFile* f)
       : options(o),
         file(f),
-        data_block(o.block_restart_interval),
+        version(o.format_version == kSegmentFormatVersion1
+                    ? kSegmentFormatVersion1
+                    : kLatestSegmentFormatVersion),
+        data_block(RestartInterval(o, KeyPrefixes(o, version)),
+                   KeyPrefixes(o, version)),
         index_block(1) {
     options.block_size =
         std::clamp<size_t>(options.block_size, 1, kMaxBlockSize);
@@ -117,7 +131,8 @@ struct SegmentBuilder::Rep {
   WritableFile* const file;
   uint64_t offset = 0;
   Status status;
-  bool done = false;  // Finish() or Abandon() called
+  bool done = false;       // Finish() or Abandon() called
+  const uint32_t version;  // the segment format version written
   BlockBuilder data_block;
   BlockBuilder index_block;
   std::string last_key;
@@ -212,7 +227,8 @@ Status SegmentBuilder::Finish() {
   // record its size.
   const Slice index = r->index_block.Finish();
   props.index_size = index.size() + kBlockTrailerSize;
-  props.format_version = kLatestSegmentFormatVersion;
+  props.format_version = r->version;
+  footer.format_version = r->version;
   if (props.num_entries > 0) props.largest_key = r->last_key;
 
   std::string encoded_props;

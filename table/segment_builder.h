@@ -15,6 +15,7 @@
 #include "bloomkv/options.h"
 #include "bloomkv/slice.h"
 #include "bloomkv/status.h"
+#include "table/format.h"
 #include "table/properties.h"
 
 namespace bloomkv {
@@ -25,8 +26,17 @@ class WritableFile;
 struct SegmentBuilderOptions {
   // Target uncompressed data block size.
   size_t block_size = 4096;
-  // Keys between restart points in a data block.
-  int block_restart_interval = 16;
+  // Keys between restart points in a data block; 0 chooses: four in a data
+  // block with restart prefixes (a lookup picks its interval from the
+  // prefixes and walks two entries on average), sixteen in one without
+  // (docs/benchmarks.md, "Restart prefixes in data blocks").
+  int block_restart_interval = 0;
+  // kSegmentFormatVersion1 writes data blocks without restart prefixes, for
+  // readers of that version; any other value writes the latest version,
+  // whose uncompressed segments carry restart prefixes in their data blocks.
+  // (A compressed segment's blocks do without: LZ4 cannot shrink the
+  // prefixes, so they would cost about 6% of its size.)
+  uint32_t format_version = kLatestSegmentFormatVersion;
   CompressionType compression = CompressionType::kLZ4;
   // nullptr: the segment carries no filter.
   std::shared_ptr<const FilterPolicy> filter_policy;

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <map>
 #include <random>
 #include <string>
@@ -45,8 +46,9 @@ std::vector<KV> MakeEntries(int n, uint32_t seed) {
 }
 
 std::shared_ptr<const Block> BuildBlock(const std::vector<KV>& kvs,
-                                        int restart_interval) {
-  BlockBuilder builder(restart_interval);
+                                        int restart_interval,
+                                        bool key_prefixes = false) {
+  BlockBuilder builder(restart_interval, key_prefixes);
   for (const KV& kv : kvs) builder.Add(kv.key, kv.value);
   const size_t estimate = builder.CurrentSizeEstimate();
   std::string contents = builder.Finish().ToString();
@@ -80,12 +82,16 @@ TEST(BlockTest, EmptyBlock) {
 }
 
 TEST(BlockTest, RoundTripForwardAndBackward) {
-  for (int interval : {1, 2, 3, 16, 1000}) {
-    for (int n : {1, 2, 15, 16, 17, 200}) {
+  for (int i = 0; i < 2 * 5 * 6; i++) {
+    const bool key_prefixes = i % 2 == 1;
+    const int interval = std::array{1, 2, 3, 16, 1000}[i / 2 % 5];
+    const int n = std::array{1, 2, 15, 16, 17, 200}[i / 10];
+    {
       SCOPED_TRACE("interval=" + std::to_string(interval) +
-                   " n=" + std::to_string(n));
+                   " n=" + std::to_string(n) +
+                   " key_prefixes=" + std::to_string(key_prefixes));
       const auto kvs = MakeEntries(n, static_cast<uint32_t>(n));
-      auto block = BuildBlock(kvs, interval);
+      auto block = BuildBlock(kvs, interval, key_prefixes);
       ASSERT_NE(block, nullptr);
       BlockIter it(block.get());
       size_t i = 0;
@@ -112,9 +118,13 @@ TEST(BlockTest, RoundTripForwardAndBackward) {
 TEST(BlockTest, SeekToEveryKeyAndBetween) {
   for (uint32_t seed = 1; seed <= 3; seed++) {
     SCOPED_TRACE("seed=" + std::to_string(seed));
-    for (int interval : {1, 4, 16}) {
+    for (int i = 0; i < 6; i++) {
+      const int interval = std::array{1, 4, 16}[i / 2];
+      const bool key_prefixes = i % 2 == 1;
+      SCOPED_TRACE("interval=" + std::to_string(interval) +
+                   " key_prefixes=" + std::to_string(key_prefixes));
       const auto kvs = MakeEntries(150, seed);
-      auto block = BuildBlock(kvs, interval);
+      auto block = BuildBlock(kvs, interval, key_prefixes);
       ASSERT_NE(block, nullptr);
       // Targets: every key, and keys just before/after every key.
       std::vector<std::string> targets;
@@ -210,6 +220,18 @@ TEST(BlockTest, BadRestartCount) {
   EXPECT_TRUE(s.IsCorruption());
   EXPECT_NE(s.message().find("bad.seg"), std::string::npos) << s.ToString();
   EXPECT_NE(s.message().find("4096"), std::string::npos) << s.ToString();
+  // An empty block: one restart offset (0) and the count. Flagged, the
+  // count promises a restart prefix too, which has to fit.
+  std::string flagged_short;
+  PutFixed32(&flagged_short, 0);
+  PutFixed32(&flagged_short, 1 | kBlockKeyPrefixesFlag);
+  s = ParseContents(flagged_short, &block);
+  EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+  std::string flagged;
+  PutFixed32(&flagged, 0);
+  PutFixed64(&flagged, 0);
+  PutFixed32(&flagged, 1 | kBlockKeyPrefixesFlag);
+  EXPECT_TRUE(ParseContents(flagged, &block).ok());
 }
 
 // Overwrites restart point i of a built block.
@@ -260,35 +282,38 @@ TEST(BlockTest, KeyShorterThanInternalKeyIsCorruption) {
 // Every single-byte corruption of a block: the iterator may report an error
 // or produce entries, but never reads out of bounds or loops forever.
 TEST(BlockTest, EveryByteCorruptedNoCrash) {
-  const auto kvs = MakeEntries(30, 3);
-  BlockBuilder builder(4);
-  for (const KV& kv : kvs) builder.Add(kv.key, kv.value);
-  const std::string good = builder.Finish().ToString();
-  int errors = 0;
-  for (size_t pos = 0; pos < good.size(); pos++) {
-    for (uint8_t mask : {0x01, 0x80, 0xff}) {
-      std::string bad = good;
-      bad[pos] = static_cast<char>(bad[pos] ^ mask);
-      std::shared_ptr<const Block> block;
-      if (!ParseContents(bad, &block).ok()) {
-        errors++;
-        continue;
-      }
-      BlockIter it(block.get());
-      size_t steps = 0;
-      for (it.SeekToFirst(); it.Valid() && steps < 1000; it.Next()) steps++;
-      ASSERT_LT(steps, 1000u);
-      if (!it.status().ok()) errors++;
-      steps = 0;
-      for (it.SeekToLast(); it.Valid() && steps < 1000; it.Prev()) steps++;
-      ASSERT_LT(steps, 1000u);
-      for (const KV& kv : kvs) {
-        it.Seek(kv.key);
-        it.SeekForPrev(kv.key);
+  for (bool key_prefixes : {false, true}) {
+    SCOPED_TRACE("key_prefixes=" + std::to_string(key_prefixes));
+    const auto kvs = MakeEntries(30, 3);
+    BlockBuilder builder(4, key_prefixes);
+    for (const KV& kv : kvs) builder.Add(kv.key, kv.value);
+    const std::string good = builder.Finish().ToString();
+    int errors = 0;
+    for (size_t pos = 0; pos < good.size(); pos++) {
+      for (uint8_t mask : {0x01, 0x80, 0xff}) {
+        std::string bad = good;
+        bad[pos] = static_cast<char>(bad[pos] ^ mask);
+        std::shared_ptr<const Block> block;
+        if (!ParseContents(bad, &block).ok()) {
+          errors++;
+          continue;
+        }
+        BlockIter it(block.get());
+        size_t steps = 0;
+        for (it.SeekToFirst(); it.Valid() && steps < 1000; it.Next()) steps++;
+        ASSERT_LT(steps, 1000u);
+        if (!it.status().ok()) errors++;
+        steps = 0;
+        for (it.SeekToLast(); it.Valid() && steps < 1000; it.Prev()) steps++;
+        ASSERT_LT(steps, 1000u);
+        for (const KV& kv : kvs) {
+          it.Seek(kv.key);
+          it.SeekForPrev(kv.key);
+        }
       }
     }
+    EXPECT_GT(errors, 0);
   }
-  EXPECT_GT(errors, 0);
 }
 
 struct InternalKeyLess {
@@ -310,20 +335,28 @@ std::string RandomUserKey(Random* rnd) {
   return k;
 }
 
-// Asserts that Find gives the model's lower bound for target.
+// Asserts that Find and BlockIter::Seek give the model's lower bound for
+// target.
 void ExpectFindMatchesModel(const Block& block, const Model& model,
                             const std::string& target,
                             BlockKeyBuffer* key_buf) {
   Slice key, value;
   bool found = true;
   ASSERT_TRUE(block.Find(target, key_buf, &key, &value, &found).ok());
+  BlockIter it(&block);
+  it.Seek(target);
+  ASSERT_TRUE(it.status().ok()) << it.status().ToString();
   auto lb = model.lower_bound(target);
   if (lb == model.end()) {
     EXPECT_FALSE(found);
+    EXPECT_FALSE(it.Valid());
   } else {
     ASSERT_TRUE(found);
     EXPECT_EQ(key, Slice(lb->first));
     EXPECT_EQ(value, Slice(lb->second));
+    ASSERT_TRUE(it.Valid());
+    EXPECT_EQ(it.key(), Slice(lb->first));
+    EXPECT_EQ(it.value(), Slice(lb->second));
   }
 }
 
@@ -331,8 +364,11 @@ TEST(BlockFindTest, MatchesMapModelWithSeededRandomKeys) {
   for (uint64_t seed : test::TestSeeds()) {
     SCOPED_TRACE("seed=" + std::to_string(seed));
     Random rnd(seed);
-    for (int interval : {1, 2, 16}) {
-      SCOPED_TRACE("interval=" + std::to_string(interval));
+    for (int i = 0; i < 8; i++) {
+      const int interval = std::array{1, 2, 4, 16}[i / 2];
+      const bool key_prefixes = i % 2 == 1;
+      SCOPED_TRACE("interval=" + std::to_string(interval) +
+                   " key_prefixes=" + std::to_string(key_prefixes));
       Model model;
       const int n = static_cast<int>(rnd.Uniform(300));
       while (static_cast<int>(model.size()) < n) {
@@ -345,7 +381,7 @@ TEST(BlockFindTest, MatchesMapModelWithSeededRandomKeys) {
               std::string(rnd.Uniform(10), 'v');
         }
       }
-      BlockBuilder builder(interval);
+      BlockBuilder builder(interval, key_prefixes);
       for (const auto& [k, v] : model) builder.Add(k, v);
       std::shared_ptr<const Block> block;
       ASSERT_TRUE(
@@ -415,17 +451,16 @@ TEST(BlockFindTest, RestartKeyPrefixesNarrowTheSearch) {
       BlockKeyBuffer key_buf;
       std::vector<std::string> targets = keys;
       for (int i = 0; i < 300; i++) {
-        targets.push_back(MakeInternalKey(RandomUserKey(&rnd),
-                                          rnd.Uniform(1000),
-                                          ValueType::kValue));
+        targets.push_back(MakeInternalKey(
+            RandomUserKey(&rnd), rnd.Uniform(1000), ValueType::kValue));
       }
       for (const std::string& target : targets) {
         Slice key, value;
         bool found = false;
         uint32_t restart = 0;
         ASSERT_TRUE(block
-                        ->Find(target, &key_buf, &key, &value, &found,
-                               &restart, &prefixes)
+                        ->Find(target, &key_buf, &key, &value, &found, &restart,
+                               &prefixes)
                         .ok());
         auto lb = model.lower_bound(target);
         if (lb == model.end()) {
@@ -462,32 +497,35 @@ TEST(BlockFindTest, EmptyBlockAndBadTarget) {
 // Every single-byte corruption of a block: Find either reports Corruption
 // naming the file, or answers; it never reads out of bounds (ASan checks).
 TEST(BlockFindTest, EveryByteCorruptedNoCrash) {
-  const auto kvs = MakeEntries(30, 3);
-  BlockBuilder builder(4);
-  for (const KV& kv : kvs) builder.Add(kv.key, kv.value);
-  const std::string good = builder.Finish().ToString();
-  int errors = 0;
-  for (size_t pos = 0; pos < good.size(); pos++) {
-    for (uint8_t mask : {0x01, 0x80, 0xff}) {
-      std::string bad = good;
-      bad[pos] = static_cast<char>(bad[pos] ^ mask);
-      std::shared_ptr<const Block> block;
-      if (!ParseContents(bad, &block).ok()) continue;
-      BlockKeyBuffer key_buf;
-      for (const KV& kv : kvs) {
-        Slice key, value;
-        bool found;
-        const Status s = block->Find(kv.key, &key_buf, &key, &value, &found);
-        if (!s.ok()) {
-          ASSERT_TRUE(s.IsCorruption()) << s.ToString();
-          EXPECT_NE(s.message().find("bad.seg"), std::string::npos);
-          errors++;
+  for (bool key_prefixes : {false, true}) {
+    SCOPED_TRACE("key_prefixes=" + std::to_string(key_prefixes));
+    const auto kvs = MakeEntries(30, 3);
+    BlockBuilder builder(4, key_prefixes);
+    for (const KV& kv : kvs) builder.Add(kv.key, kv.value);
+    const std::string good = builder.Finish().ToString();
+    int errors = 0;
+    for (size_t pos = 0; pos < good.size(); pos++) {
+      for (uint8_t mask : {0x01, 0x80, 0xff}) {
+        std::string bad = good;
+        bad[pos] = static_cast<char>(bad[pos] ^ mask);
+        std::shared_ptr<const Block> block;
+        if (!ParseContents(bad, &block).ok()) continue;
+        BlockKeyBuffer key_buf;
+        for (const KV& kv : kvs) {
+          Slice key, value;
+          bool found;
+          const Status s = block->Find(kv.key, &key_buf, &key, &value, &found);
+          if (!s.ok()) {
+            ASSERT_TRUE(s.IsCorruption()) << s.ToString();
+            EXPECT_NE(s.message().find("bad.seg"), std::string::npos);
+            errors++;
+          }
         }
       }
     }
+    EXPECT_GT(errors, 0);
   }
-  EXPECT_GT(errors, 0);
 }
 
-}  // namespace
+}  // namespace BLOOMKV_FILE_NAMESPACE
 }  // namespace bloomkv

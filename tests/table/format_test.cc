@@ -58,7 +58,7 @@ TEST(FormatTest, FooterRoundTrip) {
   EXPECT_EQ(d.properties_handle.size, 300u);
   EXPECT_EQ(d.index_handle.offset, 430u);
   EXPECT_EQ(d.index_handle.size, 77u);
-  EXPECT_EQ(d.format_version, 1u);
+  EXPECT_EQ(d.format_version, 2u);
   EXPECT_EQ(d.checksum_type, ChecksumType::kXXH3Low32);
 }
 

@@ -324,6 +324,49 @@ TEST(SegmentTest, RoundTripAgainstModel) {
   }
 }
 
+// Version 1 (no restart prefixes) is still written on request and read;
+// version 2 puts restart prefixes in uncompressed data blocks only: eight
+// bytes per restart point, none in a compressed segment.
+TEST(SegmentTest, FormatVersionsRoundTrip) {
+  for (uint32_t seed = 1; seed <= 3; seed++) {
+    for (CompressionType c : {CompressionType::kNone, CompressionType::kLZ4}) {
+      SCOPED_TRACE("seed=" + std::to_string(seed) +
+                   " lz4=" + std::to_string(c == CompressionType::kLZ4));
+      const Dataset d = MakeDataset(seed, 2000, /*binary_keys=*/seed % 2);
+      uint64_t data_size[3] = {};
+      uint64_t data_blocks = 0;
+      for (uint32_t version : {kSegmentFormatVersion1, kSegmentFormatVersion2}) {
+        SCOPED_TRACE("version=" + std::to_string(version));
+        SegmentBuilderOptions bo;
+        bo.compression = c;
+        bo.block_size = 512;
+        bo.block_restart_interval = 4;
+        bo.format_version = version;
+        bo.filter_policy = std::make_shared<ExactFilterPolicy>();
+        std::string file;
+        SegmentProperties props;
+        ASSERT_TRUE(test::BuildSegment(bo, d.entries, &file, &props).ok());
+        std::unique_ptr<SegmentReader> reader;
+        ASSERT_TRUE(
+            test::OpenSegment(ReaderOptions(bo.filter_policy), file, &reader)
+                .ok());
+        EXPECT_EQ(version, reader->properties().format_version);
+        data_size[version] = reader->properties().data_size;
+        data_blocks = reader->properties().num_data_blocks;
+        CheckGets(*reader, d, /*filter=*/true);
+        CheckIteration(*reader, d);
+      }
+      if (c == CompressionType::kNone) {
+        // At least one restart point per four entries, each with a prefix.
+        EXPECT_GE(data_size[2] - data_size[1],
+                  8 * (d.entries.size() / 4 - data_blocks));
+      } else {
+        EXPECT_EQ(data_size[1], data_size[2]);
+      }
+    }
+  }
+}
+
 TEST(SegmentTest, KeysStraddlingBlockBoundaries) {
   // Many versions of the same user key spread over several tiny blocks.
   std::vector<Entry> entries;
@@ -878,7 +921,7 @@ TEST(SegmentTest, PropertiesFromBuilderAndReader) {
     key_bytes += e.ikey.size();
     value_bytes += e.value.size();
   }
-  EXPECT_EQ(props.format_version, 1u);
+  EXPECT_EQ(props.format_version, 2u);
   EXPECT_EQ(props.num_entries, d.entries.size());
   EXPECT_EQ(props.num_deletions, deletions);
   EXPECT_EQ(props.num_filter_keys, d.versions.size());

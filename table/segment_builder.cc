@@ -86,8 +86,8 @@ struct SegmentBuilder::Rep {
         version(o.format_version == kSegmentFormatVersion1
                     ? kSegmentFormatVersion1
                     : kLatestSegmentFormatVersion),
-        data_block(RestartInterval(o, KeyPrefixes(o, version)),
-                   KeyPrefixes(o, version)),
+        key_prefixes(KeyPrefixes(o, version)),
+        data_block(RestartInterval(o, key_prefixes), key_prefixes),
         index_block(1) {
     options.block_size =
         std::clamp<size_t>(options.block_size, 1, kMaxBlockSize);
@@ -131,8 +131,9 @@ struct SegmentBuilder::Rep {
   WritableFile* const file;
   uint64_t offset = 0;
   Status status;
-  bool done = false;       // Finish() or Abandon() called
-  const uint32_t version;  // the segment format version written
+  bool done = false;        // Finish() or Abandon() called
+  const uint32_t version;   // the segment format version written
+  const bool key_prefixes;  // data blocks carry restart prefixes
   BlockBuilder data_block;
   BlockBuilder index_block;
   std::string last_key;

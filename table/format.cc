@@ -301,6 +301,12 @@ Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
         handle.offset);
   }
   const char* p = got.data();
+  // Bytes the file owns (a mapping) may have been lost under the copy or
+  // the decompression below: asked again once they are used.
+  const auto used = [&]() {
+    return p == scratch ? Status::OK()
+                        : file->Recheck(handle.offset, n + kBlockTrailerSize);
+  };
   if constexpr (std::is_same_v<Contents, TransientContents>) {
     *contents->source = p != scratch ? TransientSource::kFileDecoded
                                      : TransientSource::kRead;
@@ -333,7 +339,7 @@ Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
         }
       }
       std::memcpy(AllocateContents(contents, n), p, n);
-      return Status::OK();
+      return used();
     case CompressionType::kLZ4: {
       uint32_t raw_size;
       const char* q = GetVarint32Ptr(p, p + n, &raw_size);
@@ -354,7 +360,7 @@ Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
         ClearContents(contents);
         return CorruptionAt(file_name, "corrupt LZ4 block", handle.offset);
       }
-      return Status::OK();
+      return used();
     }
     case CompressionType::kZSTD: {
       uint32_t raw_size;
@@ -372,7 +378,7 @@ Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
         ClearContents(contents);
         return CorruptionAt(file_name, "corrupt ZSTD block", handle.offset);
       }
-      return Status::OK();
+      return used();
     }
   }
   return CorruptionAt(file_name,

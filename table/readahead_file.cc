@@ -29,6 +29,8 @@ Status ReadaheadFile::Read(uint64_t offset, size_t n, Slice* result,
     if (!s.ok()) return s;
     if (got.data() != buffer_.data()) {
       std::copy(got.data(), got.data() + got.size(), buffer_.data());
+      s = file_->Recheck(offset, got.size());
+      if (!s.ok()) return s;
     }
     buffer_offset_ = offset;
     buffer_size_ = got.size();

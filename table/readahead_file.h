@@ -30,6 +30,11 @@ class ReadaheadFile final : public RandomAccessFile {
 
   Status Read(uint64_t offset, size_t n, Slice* result,
               char* scratch) const override;
+  // Passed to the file: a read the buffer served was checked when it was
+  // filled, so at worst this reports a loss its copy escaped.
+  Status Recheck(uint64_t offset, size_t n) const override {
+    return file_->Recheck(offset, n);
+  }
 
  private:
   const RandomAccessFile* const file_;

@@ -219,6 +219,32 @@ struct SegmentReader::Rep {
     return s;
   }
 
+  // The newest entry of user_key at or before the snapshot of `target` (its
+  // lookup key) in the data block at h, into *result, *value and *sequence.
+  Status FindInDataBlock(const Block& block, const Slice& target,
+                         const Slice& user_key, const BlockHandle& h,
+                         BlockKeyBuffer* key_buf, LookupResult* result,
+                         std::string* value, SequenceNumber* sequence) const {
+    Slice key, entry_value;
+    bool found;
+    Status s = block.Find(target, key_buf, &key, &entry_value, &found);
+    if (!s.ok() || !found) return s;
+    ParsedInternalKey parsed;
+    if (!ParseInternalKey(key, &parsed)) {
+      return CorruptionAt(file_name, "bad internal key in data block",
+                          h.offset);
+    }
+    if (parsed.user_key != user_key) return Status::OK();
+    if (sequence != nullptr) *sequence = parsed.sequence;
+    if (parsed.type == ValueType::kValue) {
+      value->assign(entry_value.data(), entry_value.size());
+      *result = LookupResult::kFound;
+    } else {
+      *result = LookupResult::kDeleted;
+    }
+    return Status::OK();
+  }
+
   // Reads and checks the footer, the properties, the index block and (when
   // a policy interprets it) the filter. Metadata blocks are always
   // checksummed: they are read once and trusted for the segment's life.
@@ -234,6 +260,7 @@ struct SegmentReader::Rep {
     }
     Footer footer;
     s = footer.DecodeFrom(footer_input, file_name, footer_offset);
+    if (s.ok()) s = file->Recheck(footer_offset, kFooterSize);
     if (!s.ok()) return s;
     s = CheckHandle(footer.properties_handle, "properties");
     if (s.ok()) s = CheckHandle(footer.index_handle, "index");
@@ -532,24 +559,21 @@ Status SegmentReader::Search(const SegmentReadOptions& options,
   s = r->ReadDataBlockForLookup(options, handle, block_number, stats, scratch,
                                 sizeof(scratch), &cached, &transient, &block);
   if (!s.ok()) return s;
-
-  Slice entry_value;
-  s = block->Find(lookup.internal_key(), &key_buf, &key, &entry_value, &found);
-  if (!s.ok() || !found) return s;
-  ParsedInternalKey parsed;
-  if (!ParseInternalKey(key, &parsed)) {
-    return CorruptionAt(r->file_name, "bad internal key in data block",
-                        handle.offset);
+  s = r->FindInDataBlock(*block, lookup.internal_key(), user_key, handle,
+                         &key_buf, result, value, sequence);
+  // A block searched where it lies in a mapping was not checksummed by
+  // this lookup: a page of it lost since (reading as zeros) fails the
+  // lookup rather than answer from the zeros.
+  if (transient.has_value() &&
+      r->file_memory.load(std::memory_order_relaxed) == Rep::kMapped) {
+    Status lost =
+        r->file->Recheck(handle.offset, handle.size + kBlockTrailerSize);
+    if (!lost.ok()) {
+      *result = LookupResult::kNotFound;
+      return lost;
+    }
   }
-  if (parsed.user_key != user_key) return Status::OK();
-  if (sequence != nullptr) *sequence = parsed.sequence;
-  if (parsed.type == ValueType::kValue) {
-    value->assign(entry_value.data(), entry_value.size());
-    *result = LookupResult::kFound;
-  } else {
-    *result = LookupResult::kDeleted;
-  }
-  return Status::OK();
+  return s;
 }
 
 std::unique_ptr<Iterator> SegmentReader::NewIterator(

@@ -89,6 +89,10 @@ class CountingRandomAccessFile final : public RandomAccessFile {
     return s;
   }
 
+  Status Recheck(uint64_t offset, size_t n) const override {
+    return target_->Recheck(offset, n);
+  }
+
  private:
   const std::unique_ptr<RandomAccessFile> target_;
   Counters* const file_;

@@ -6,11 +6,12 @@
 // Env's MmapLimiter allows. A mapped read hands out a pointer into the
 // mapping: no system call, no copy. The mapping covers the file's size when
 // it was opened, so reads past that size come back short exactly as pread's
-// do at the end of the file. What a mapping cannot guard against is the file
-// shrinking under it (another process truncating it): touching a page past
-// the new end raises SIGBUS and ends the process, where pread returns a
-// short read that the block reader reports as Corruption. That is why
-// mapping is off by default.
+// do at the end of the file. A file shrinking under its mapping (another
+// process truncating it) or a page the disk cannot give back would raise
+// SIGBUS and end the process; every mapping is guarded by MappedRegions, so
+// those pages read as zeros instead and the reads that need them fail with
+// Corruption (RandomAccessFile::Recheck), as pread's short read or EIO
+// fails them.
 //
 // Thread-safety: PosixEnv is thread-safe. PosixRandomAccessFile uses pread,
 // which has no shared file offset, and PosixMmapFile only reads its mapping,
@@ -32,6 +33,7 @@
 
 #include "bloomkv/env.h"
 #include "util/logging.h"
+#include "util/mapped_regions.h"
 #include "util/mutex.h"
 
 namespace bloomkv {
@@ -145,12 +147,21 @@ class MmapLimiter {
   std::atomic<int> available_;
 };
 
-// A whole file mapped read-only. REQUIRES: limiter outlives the file.
+// A whole file mapped read-only and guarded by MappedRegions: a page the
+// file no longer backs reads as zeros instead of ending the process, and
+// reads from there on fail with Corruption. REQUIRES: limiter outlives the
+// file.
 class PosixMmapFile final : public RandomAccessFile {
  public:
-  PosixMmapFile(const char* base, size_t length, MmapLimiter* limiter)
-      : base_(base), length_(length), limiter_(limiter) {}
+  PosixMmapFile(std::string fname, const char* base, size_t length, int slot,
+                MmapLimiter* limiter)
+      : fname_(std::move(fname)),
+        base_(base),
+        length_(length),
+        slot_(slot),
+        limiter_(limiter) {}
   ~PosixMmapFile() override {
+    MappedRegions::Unregister(slot_);
     ::munmap(const_cast<char*>(base_), length_);
     limiter_->Release();
   }
@@ -159,16 +170,33 @@ class PosixMmapFile final : public RandomAccessFile {
               char* /*scratch*/) const override {
     if (offset >= length_) {
       *result = Slice();
-    } else {
-      const size_t at = static_cast<size_t>(offset);
-      *result = Slice(base_ + at, std::min(n, length_ - at));
+      return Status::OK();
     }
-    return Status::OK();
+    const size_t at = static_cast<size_t>(offset);
+    n = std::min(n, length_ - at);
+    Status s = Recheck(offset, n);
+    *result = s.ok() ? Slice(base_ + at, n) : Slice();
+    return s;
+  }
+
+  Status Recheck(uint64_t offset, size_t n) const override {
+    const uint64_t lost = MappedRegions::LostFrom(slot_);
+    if (lost == MappedRegions::kIntact || offset + n <= lost) {
+      return Status::OK();
+    }
+    return Status::Corruption(
+               fname_ +
+               ": mapped bytes lost (the file was cut short under "
+               "its mapping, or could not be read) at offset " +
+               std::to_string(std::max<uint64_t>(offset, lost)))
+        .AtOffset(offset);
   }
 
  private:
+  const std::string fname_;
   const char* const base_;
   const size_t length_;
+  const int slot_;
   MmapLimiter* const limiter_;
 };
 
@@ -330,10 +358,16 @@ class PosixEnv final : public Env {
         const size_t length = static_cast<size_t>(st.st_size);
         void* base = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
         if (base != MAP_FAILED) {
-          ::close(fd);  // the mapping stays valid without the descriptor
-          *result = std::make_unique<PosixMmapFile>(
-              static_cast<const char*>(base), length, &mmap_limiter_);
-          return Status::OK();
+          // A mapping that cannot be guarded is not used.
+          const int slot = MappedRegions::Register(base, length);
+          if (slot >= 0) {
+            ::close(fd);  // the mapping stays valid without the descriptor
+            *result = std::make_unique<PosixMmapFile>(
+                fname, static_cast<const char*>(base), length, slot,
+                &mmap_limiter_);
+            return Status::OK();
+          }
+          ::munmap(base, length);
         }
       }
       mmap_limiter_.Release();

@@ -54,6 +54,17 @@ class RandomAccessFile {
   virtual Status Read(uint64_t offset, size_t n, Slice* result,
                       char* scratch) const = 0;
 
+  // For a file whose Read returns memory it owns (a mapping): Corruption,
+  // naming the file and offset, if any of the n bytes at offset that Read
+  // returned are no longer the file's, OK otherwise. A page of a mapping
+  // that the file no longer backs (cut short by another process) or that
+  // could not be read (a disk error) reads as zeros instead of ending the
+  // process; a caller that used such bytes without checking them against a
+  // checksum calls this once it is done with them, before it answers. A
+  // file that wraps another and passes its Read results through must pass
+  // this through too. Default: OK (the file copies into scratch, and Read
+  // reports its errors).
+  virtual Status Recheck(uint64_t offset, size_t n) const;
 };
 
 // A file written sequentially. Buffering is allowed: data is only guaranteed
@@ -106,14 +117,16 @@ struct EnvOptions {
   // while fewer than max_mmap_files are mapped, so that a block read is a
   // memory access instead of a pread(2) system call and a copy. Their reads
   // then return data the file owns (RandomAccessFile::Read). A file's size
-  // is taken when it is opened: bytes appended later are not read. A file
-  // cut short while mapped (by another process: a backup or restore tool)
-  // makes a read of the lost pages end the whole process with SIGBUS, where
-  // pread answers that read with Corruption; turn this on only where
-  // nothing else writes the database's files. Default: false, so that
-  // damage done from outside fails the reads it affects, never the process.
-  // With pread each open segment holds a file descriptor (see
-  // Options::max_open_files).
+  // is taken when it is opened: bytes appended later are not read. A page
+  // the file no longer backs (another process, a backup or restore tool,
+  // cut it short) or that the disk cannot give back raises SIGBUS, which a
+  // process-wide handler, installed with the first mapping and passing on
+  // every SIGBUS that is not a mapped file's, survives: those pages read
+  // as zeros and the reads that need them fail with Corruption naming the
+  // file, as with pread. An application that installs a SIGBUS handler of
+  // its own after the first file was mapped takes that over: lost pages
+  // then end the process. Default: false. With pread each open segment
+  // holds a file descriptor (see Options::max_open_files).
   bool use_mmap_reads = false;
 
   // Files mapped at once by this Env; beyond it files are read with

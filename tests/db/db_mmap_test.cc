@@ -5,8 +5,10 @@
 // cache far smaller than the data.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -123,9 +125,16 @@ enum CutSegmentOutcome {
   kCutNothingFailed = 13,
 };
 
-int ReadACutSegment(const std::string& dir) {
+// With `env` (null: the default one). When `read_first`, every key is read
+// before the cut as well, so that the blocks a lookup trusts without a
+// checksum (mapped, verified once) are the ones that lose their pages.
+int ReadACutSegment(const std::string& dir, Env* env = nullptr,
+                    bool read_first = false) {
   Options options;
   options.create_if_missing = true;
+  if (env != nullptr) options.env = env;
+  // Every read goes to the file: none is answered from a copy.
+  if (read_first) options.block_cache_capacity = 0;
   std::unique_ptr<DB> db;
   if (!DB::Open(options, dir, &db).ok()) return kCutSetupFailed;
   std::map<std::string, std::string> model;
@@ -139,6 +148,13 @@ int ReadACutSegment(const std::string& dir) {
   const std::vector<SegmentInfo> segments = db->GetSegmentInfo();
   if (segments.size() != 1) return kCutSetupFailed;
   const std::string file = segments[0].file_name;
+  for (const auto& [key, want] : model) {
+    std::string value;
+    if (read_first &&
+        (!db->Get(ReadOptions(), key, &value).ok() || value != want)) {
+      return kCutSetupFailed;
+    }
+  }
   std::filesystem::resize_file(file, std::filesystem::file_size(file) / 2);
   const std::string name = file.substr(file.rfind('/') + 1);
   int failed = 0;
@@ -163,14 +179,137 @@ int ReadACutSegment(const std::string& dir) {
 }
 
 // A segment cut short under a live database fails the reads that need its
-// lost part with Corruption; it never ends the process (a mapped file cut
-// under its mapping would: SIGBUS). Run in a child so that a crash fails
-// this test, not the suite.
+// lost part with Corruption; it never ends the process, mapped or not (a
+// mapped page the file no longer backs raises SIGBUS, which the mapping's
+// guard survives). Run in a child so that a crash fails this test, not the
+// suite.
 TEST(DBCutSegmentTest, DefaultOptionsFailTheReadsNotTheProcess) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   test::TempDir dir;
   EXPECT_EXIT(std::exit(ReadACutSegment(dir.path())),
               testing::ExitedWithCode(kCutOk), "");
+}
+
+TEST(DBCutSegmentTest, MappedSegmentsFailTheReadsNotTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (const bool read_first : {false, true}) {
+    SCOPED_TRACE(read_first ? "blocks trusted before the cut" : "cold");
+    test::TempDir dir;
+    EXPECT_EXIT(
+        {
+          EnvOptions eo;
+          eo.use_mmap_reads = true;
+          std::unique_ptr<Env> env = NewPosixEnv(eo);
+          std::exit(ReadACutSegment(dir.path(), env.get(), read_first));
+        },
+        testing::ExitedWithCode(kCutOk), "");
+  }
+}
+
+// A segment file read into memory and handed out in place, as a mapping
+// hands out its pages, whose bytes a test can lose: zeroed, and reported
+// by Recheck, as a mapped page the disk could not give back is (its guard
+// maps zeros over it).
+class LosableFile final : public RandomAccessFile {
+ public:
+  explicit LosableFile(std::string data) : data_(std::move(data)) {}
+
+  Status Read(uint64_t offset, size_t n, Slice* result,
+              char* /*scratch*/) const override {
+    if (offset >= data_.size()) {
+      *result = Slice();
+      return Status::OK();
+    }
+    const size_t at = static_cast<size_t>(offset);
+    *result = Slice(data_.data() + at, std::min(n, data_.size() - at));
+    return Status::OK();
+  }
+
+  Status Recheck(uint64_t offset, size_t n) const override {
+    if (offset + n <= lost_from_.load() || offset >= lost_to_.load()) {
+      return Status::OK();
+    }
+    return Status::Corruption("lost bytes at offset " + std::to_string(offset));
+  }
+
+  size_t size() const { return data_.size(); }
+  void Lose(size_t from, size_t to) {
+    lost_to_ = to;
+    lost_from_ = from;
+    std::memset(data_.data() + from, 0, to - from);
+  }
+
+ private:
+  std::string data_;
+  std::atomic<uint64_t> lost_from_{UINT64_MAX};
+  std::atomic<uint64_t> lost_to_{0};
+};
+
+// Opens segment files as LosableFiles, the last one kept for the test.
+class LosableEnv final : public EnvWrapper {
+ public:
+  explicit LosableEnv(Env* target) : EnvWrapper(target) {}
+
+  Status NewRandomAccessFile(
+      const std::string& fname,
+      std::unique_ptr<RandomAccessFile>* result) override {
+    if (fname.size() < 4 || fname.compare(fname.size() - 4, 4, ".seg") != 0) {
+      return EnvWrapper::NewRandomAccessFile(fname, result);
+    }
+    std::string data;
+    Status s = ReadFileToString(target(), fname, &data);
+    if (!s.ok()) return s;
+    auto file = std::make_unique<LosableFile>(std::move(data));
+    last = file.get();
+    *result = std::move(file);
+    return Status::OK();
+  }
+
+  LosableFile* last = nullptr;
+};
+
+// Bytes lost in the middle of a block a lookup already verified and now
+// searches where it lies: the lookups that meet them fail with
+// Corruption; none answers from the zeros.
+TEST(DBLostBytesTest, LookupsOfTrustedBlocksAskAfterTheirBytes) {
+  test::TempDir dir;
+  LosableEnv env(Env::Default());
+  Options options;
+  options.create_if_missing = true;
+  options.env = &env;
+  options.block_cache_capacity = 0;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  std::map<std::string, std::string> model;
+  for (int i = 0; i < 2000; i++) {
+    char key[16];
+    std::snprintf(key, sizeof(key), "k%05d", i);
+    model[key] = std::string(100, static_cast<char>('a' + i % 26));
+    ASSERT_TRUE(db->Put(WriteOptions(), key, model[key]).ok());
+  }
+  ASSERT_TRUE(db->Flush().ok());
+  ASSERT_EQ(db->GetSegmentInfo().size(), 1u);
+  for (const auto& [key, want] : model) {  // verified, then trusted
+    std::string value;
+    ASSERT_TRUE(db->Get(ReadOptions(), key, &value).ok()) << key;
+  }
+  ASSERT_NE(env.last, nullptr);
+  // A stretch of entries in the middle of the data blocks, far from any
+  // block's trailer.
+  const size_t from = env.last->size() / 3;
+  env.last->Lose(from, from + 600);
+  int failed = 0;
+  for (const auto& [key, want] : model) {
+    std::string value;
+    const Status s = db->Get(ReadOptions(), key, &value);
+    if (s.ok()) {
+      ASSERT_EQ(value, want) << key;
+    } else {
+      ASSERT_TRUE(s.IsCorruption()) << key << ": " << s.ToString();
+      failed++;
+    }
+  }
+  EXPECT_GT(failed, 0);
 }
 
 }  // namespace

@@ -74,6 +74,10 @@ class FaultRandomAccessFile final : public RandomAccessFile {
     return target_->Read(offset, n, result, scratch);
   }
 
+  Status Recheck(uint64_t offset, size_t n) const override {
+    return target_->Recheck(offset, n);
+  }
+
  private:
   FaultInjectionEnv* const env_;
   const std::string fname_;

@@ -17,12 +17,12 @@ uint64_t Version::LevelBytes(int level) const {
 
 void Version::IndexLevels() {
   for (int level = 1; level < kNumLevels; level++) {
-    std::vector<uint64_t>& prefixes = largest_prefixes_[level];
-    prefixes.clear();
+    std::vector<uint64_t> prefixes;
     prefixes.reserve(files_[level].size());
     for (const auto& f : files_[level]) {
       prefixes.push_back(UserKeyPrefix(ExtractUserKey(f->largest)));
     }
+    largest_prefixes_[level] = PrefixIndex(std::move(prefixes));
   }
 }
 

@@ -32,6 +32,7 @@
 #include "db/version_edit.h"
 #include "table/segment_reader.h"
 #include "util/mutex.h"
+#include "util/prefix_index.h"
 
 namespace bloomkv {
 
@@ -89,9 +90,10 @@ class Version {
 
   FileList files_[kNumLevels];
   // Below level 0, the UserKeyPrefix of each file's largest key: a lookup's
-  // binary search over a level runs over these integers, in one array,
-  // and compares keys in the files only among those sharing its prefix.
-  std::vector<uint64_t> largest_prefixes_[kNumLevels];
+  // search of a level runs over these integers, through their bucket
+  // table, and compares keys in the files only among those sharing its
+  // prefix.
+  PrefixIndex largest_prefixes_[kNumLevels];
   std::shared_ptr<const RangeTombstoneSet> range_tombstones_;
 };
 
@@ -105,15 +107,12 @@ void Version::ForEachCandidate(const Slice& key, uint64_t hash,
     if (files.empty()) continue;
     // Files whose largest key has a smaller prefix end before key; the
     // first with a larger one ends after it.
-    const std::vector<uint64_t>& prefixes = largest_prefixes_[level];
-    const auto [lo, hi] =
-        std::equal_range(prefixes.begin(), prefixes.end(), prefix);
-    auto it = std::lower_bound(
-        files.begin() + (lo - prefixes.begin()),
-        files.begin() + (hi - prefixes.begin()), key,
-        [](const auto& f, const Slice& k) {
-          return ExtractUserKey(f->largest).compare(k) < 0;
-        });
+    const auto [lo, hi] = largest_prefixes_[level].EqualRange(prefix);
+    auto it =
+        std::lower_bound(files.begin() + lo, files.begin() + hi, key,
+                         [](const auto& f, const Slice& k) {
+                           return ExtractUserKey(f->largest).compare(k) < 0;
+                         });
     deeper[level] = it != files.end() ? it->get() : files.back().get();
   }
   for (const auto& f : files_[0]) {

@@ -259,7 +259,7 @@ void Block::RestartRangeByPrefix(const Slice& target, uint32_t* left,
 
 Status Block::Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
                    Slice* value, bool* found, uint32_t* restart_point,
-                   const std::vector<uint64_t>* prefixes) const {
+                   const PrefixIndex* prefixes) const {
   *found = false;
   if (target.size() < kInternalKeyTrailerSize) {
     return Status::InvalidArgument("seek target is not an internal key");
@@ -267,12 +267,11 @@ Status Block::Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
   uint32_t restart = 0;
   uint32_t last = num_restarts_ - 1;
   if (prefixes != nullptr && prefixes->size() == num_restarts_) {
-    const auto [lo, hi] = std::equal_range(
-        prefixes->begin(), prefixes->end(),
-        UserKeyPrefix(ExtractUserKey(target)));
-    if (lo == prefixes->end()) return Status::OK();
-    restart = static_cast<uint32_t>(lo - prefixes->begin());
-    last = std::min(last, static_cast<uint32_t>(hi - prefixes->begin()));
+    const auto [lo, hi] =
+        prefixes->EqualRange(UserKeyPrefix(ExtractUserKey(target)));
+    if (lo == prefixes->size()) return Status::OK();
+    restart = static_cast<uint32_t>(lo);
+    last = std::min(last, static_cast<uint32_t>(hi));
   } else if (key_prefixes_) {
     RestartRangeByPrefix(target, &restart, &last);
   }

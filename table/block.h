@@ -23,6 +23,7 @@
 #include "bloomkv/slice.h"
 #include "bloomkv/status.h"
 #include "table/format.h"
+#include "util/prefix_index.h"
 
 namespace bloomkv {
 
@@ -129,7 +130,7 @@ class Block {
   static constexpr uint32_t kNotARestartPoint = UINT32_MAX;
   Status Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
               Slice* value, bool* found, uint32_t* restart_point = nullptr,
-              const std::vector<uint64_t>* prefixes = nullptr) const;
+              const PrefixIndex* prefixes = nullptr) const;
   uint32_t num_restarts() const { return num_restarts_; }
 
   // The UserKeyPrefix of every entry's user key, in order, into *prefixes,

@@ -295,7 +295,9 @@ struct SegmentReader::Rep {
                        footer.index_handle.offset, &meta->index_block);
     }
     if (!s.ok()) return s;
-    meta->index_block->RestartKeyPrefixes(&meta->index_prefixes);
+    std::vector<uint64_t> prefixes;
+    meta->index_block->RestartKeyPrefixes(&prefixes);
+    meta->index_prefixes = PrefixIndex(std::move(prefixes));
 
     // A filter is interpreted by a policy of the name that wrote it: the
     // configured one, or else the built-in one of that name. A filter of
@@ -648,7 +650,7 @@ uint64_t SegmentReader::index_memory() const {
 }
 uint64_t SegmentMeta::index_memory() const {
   return index_block != nullptr
-             ? index_block->size() + index_prefixes.size() * sizeof(uint64_t)
+             ? index_block->size() + index_prefixes.MemoryUsage()
              : 0;
 }
 uint64_t SegmentMeta::memory() const {

@@ -39,6 +39,7 @@
 #include "table/internal_key.h"
 #include "table/properties.h"
 #include "util/binary_fuse.h"
+#include "util/prefix_index.h"
 
 namespace bloomkv {
 
@@ -135,10 +136,11 @@ struct SegmentMeta {
   // Null when paged.
   std::shared_ptr<const Block> index_block;
   // The UserKeyPrefix of each index entry's separator (empty when the index
-  // is paged or is not one entry per restart point): a point lookup's binary
-  // search runs over these eight-byte integers, in one array, and over the
-  // index block's keys only among separators that share its prefix.
-  std::vector<uint64_t> index_prefixes;
+  // is paged or is not one entry per restart point): a point lookup's search
+  // runs over these eight-byte integers, through their bucket table, and
+  // over the index block's keys only among separators that share its
+  // prefix.
+  PrefixIndex index_prefixes;
   // Null: none usable. Not resident() when paged.
   std::shared_ptr<const SegmentFilter> filter;
   BlockHandle index_handle;

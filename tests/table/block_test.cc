@@ -461,6 +461,7 @@ TEST(BlockFindTest, RestartKeyPrefixesNarrowTheSearch) {
       for (size_t i = 0; i < keys.size(); i++) {
         ASSERT_EQ(UserKeyPrefix(ExtractUserKey(keys[i])), prefixes[i]) << i;
       }
+      const PrefixIndex index(prefixes);
       BlockKeyBuffer key_buf;
       std::vector<std::string> targets = keys;
       for (int i = 0; i < 300; i++) {
@@ -471,10 +472,10 @@ TEST(BlockFindTest, RestartKeyPrefixesNarrowTheSearch) {
         Slice key, value;
         bool found = false;
         uint32_t restart = 0;
-        ASSERT_TRUE(block
-                        ->Find(target, &key_buf, &key, &value, &found, &restart,
-                               &prefixes)
-                        .ok());
+        ASSERT_TRUE(
+            block
+                ->Find(target, &key_buf, &key, &value, &found, &restart, &index)
+                .ok());
         auto lb = model.lower_bound(target);
         if (lb == model.end()) {
           EXPECT_FALSE(found) << Slice(target).ToEscapedString();

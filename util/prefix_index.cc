@@ -1,0 +1,55 @@
+// PrefixIndex; see prefix_index.h.
+#include "util/prefix_index.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+
+namespace bloomkv {
+namespace {
+// Below this many entries the whole array is a cache line or two: a
+// binary search over it is as quick as a bucket's.
+constexpr size_t kMinEntriesForBuckets = 32;
+}  // namespace
+
+PrefixIndex::PrefixIndex(std::vector<uint64_t> prefixes)
+    : prefixes_(std::move(prefixes)) {
+  const size_t n = prefixes_.size();
+  if (n < kMinEntriesForBuckets || n > UINT32_MAX) return;
+  const uint64_t range = prefixes_.back() - prefixes_.front();
+  // Eight to sixteen entries per bucket (one or two cache lines of them),
+  // so that the table, half a byte per entry, stays in the CPU caches when
+  // the entries do not: the bucket number is the offset from the first
+  // entry with its low bits dropped, as many as keep it below the largest
+  // power of two that is at most n / 8. Measured (prefix_index_bench,
+  // searches one after the other, medians of 5): 59 ns against a binary
+  // search's 87 over 236 arrays of 1,024 (a compacted 10^7-link store), 147
+  // against 139 over 2,360 (10^8), where both wait on main memory; one
+  // bucket per one or two entries was slower there (236 ns against 219: a
+  // table of 4 bytes per entry misses the caches as the entries do).
+  const int bucket_bits = static_cast<int>(std::bit_width(n / 8)) - 1;
+  shift_ = std::max(0, static_cast<int>(std::bit_width(range)) - bucket_bits);
+  const size_t buckets = static_cast<size_t>(range >> shift_) + 1;
+  starts_.assign(buckets + 1, 0);
+  size_t i = 0;
+  for (size_t b = 0; b <= buckets; b++) {
+    while (i < n && ((prefixes_[i] - prefixes_.front()) >> shift_) < b) i++;
+    starts_[b] = static_cast<uint32_t>(i);
+  }
+}
+
+std::pair<size_t, size_t> PrefixIndex::EqualRange(uint64_t want) const {
+  auto begin = prefixes_.begin(), end = prefixes_.end();
+  if (!starts_.empty()) {
+    if (want < prefixes_.front()) return {0, 0};
+    const uint64_t bucket = (want - prefixes_.front()) >> shift_;
+    if (bucket >= starts_.size() - 1) return {size(), size()};
+    end = prefixes_.begin() + starts_[bucket + 1];
+    begin = prefixes_.begin() + starts_[bucket];
+  }
+  const auto [lo, hi] = std::equal_range(begin, end, want);
+  return {static_cast<size_t>(lo - prefixes_.begin()),
+          static_cast<size_t>(hi - prefixes_.begin())};
+}
+
+}  // namespace bloomkv

@@ -22,11 +22,12 @@ PrefixIndex::PrefixIndex(std::vector<uint64_t> prefixes)
   // the entries do not: the bucket number is the offset from the first
   // entry with its low bits dropped, as many as keep it below the largest
   // power of two that is at most n / 8. Measured (prefix_index_bench,
-  // searches one after the other, medians of 5): 59 ns against a binary
-  // search's 87 over 236 arrays of 1,024 (a compacted 10^7-link store), 147
-  // against 139 over 2,360 (10^8), where both wait on main memory; one
-  // bucket per one or two entries was slower there (236 ns against 219: a
-  // table of 4 bytes per entry misses the caches as the entries do).
+  // searches one after the other, medians of 5): 60 ns against a binary
+  // search's 86 over 236 arrays of 1,024 (a compacted 10^7-link store); 131
+  // against 119 over 2,360 (10^8), where both wait on main memory. One
+  // bucket per one or two entries was slower there (236 ns against 219 in
+  // a first run: a table of 4 bytes per entry misses the caches as the
+  // entries do).
   const int bucket_bits = static_cast<int>(std::bit_width(n / 8)) - 1;
   shift_ = std::max(0, static_cast<int>(std::bit_width(range)) - bucket_bits);
   const size_t buckets = static_cast<size_t>(range >> shift_) + 1;

@@ -125,6 +125,19 @@ enum CutSegmentOutcome {
   kCutNothingFailed = 13,
 };
 
+// Writes 2,000 keys with values of value_size bytes into *model and db,
+// and flushes them into what must be the database's only segment.
+bool WriteOneSegment(DB* db, size_t value_size,
+                     std::map<std::string, std::string>* model) {
+  for (int i = 0; i < 2000; i++) {
+    char key[16];
+    std::snprintf(key, sizeof(key), "k%05d", i);
+    (*model)[key] = std::string(value_size, static_cast<char>('a' + i % 26));
+    if (!db->Put(WriteOptions(), key, (*model)[key]).ok()) return false;
+  }
+  return db->Flush().ok() && db->GetSegmentInfo().size() == 1;
+}
+
 // With `env` (null: the default one). When `read_first`, every key is read
 // before the cut as well, so that the blocks a lookup trusts without a
 // checksum (mapped, verified once) are the ones that lose their pages.
@@ -138,15 +151,8 @@ int ReadACutSegment(const std::string& dir, Env* env = nullptr,
   std::unique_ptr<DB> db;
   if (!DB::Open(options, dir, &db).ok()) return kCutSetupFailed;
   std::map<std::string, std::string> model;
-  for (int i = 0; i < 2000; i++) {
-    char key[16];
-    std::snprintf(key, sizeof(key), "k%05d", i);
-    model[key] = std::string(200, static_cast<char>('a' + i % 26));
-    if (!db->Put(WriteOptions(), key, model[key]).ok()) return kCutSetupFailed;
-  }
-  if (!db->Flush().ok()) return kCutSetupFailed;
+  if (!WriteOneSegment(db.get(), 200, &model)) return kCutSetupFailed;
   const std::vector<SegmentInfo> segments = db->GetSegmentInfo();
-  if (segments.size() != 1) return kCutSetupFailed;
   const std::string file = segments[0].file_name;
   for (const auto& [key, want] : model) {
     std::string value;
@@ -281,14 +287,7 @@ TEST(DBLostBytesTest, LookupsOfTrustedBlocksAskAfterTheirBytes) {
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
   std::map<std::string, std::string> model;
-  for (int i = 0; i < 2000; i++) {
-    char key[16];
-    std::snprintf(key, sizeof(key), "k%05d", i);
-    model[key] = std::string(100, static_cast<char>('a' + i % 26));
-    ASSERT_TRUE(db->Put(WriteOptions(), key, model[key]).ok());
-  }
-  ASSERT_TRUE(db->Flush().ok());
-  ASSERT_EQ(db->GetSegmentInfo().size(), 1u);
+  ASSERT_TRUE(WriteOneSegment(db.get(), 100, &model));
   for (const auto& [key, want] : model) {  // verified, then trusted
     std::string value;
     ASSERT_TRUE(db->Get(ReadOptions(), key, &value).ok()) << key;

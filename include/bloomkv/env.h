@@ -125,8 +125,12 @@ struct EnvOptions {
   // as zeros and the reads that need them fail with Corruption naming the
   // file, as with pread. An application that installs a SIGBUS handler of
   // its own after the first file was mapped takes that over: lost pages
-  // then end the process. Default: false. With pread each open segment
-  // holds a file descriptor (see Options::max_open_files).
+  // then end the process. Turn it on for a store the page cache holds:
+  // hits that read their block ran 50-66% faster mapped at 10^6 links with
+  // the default compression (docs/benchmarks.md, "Mapped reads by
+  // default"). Default: false, until a store larger than memory has been
+  // measured mapped (a mapped fault reads around its page). With pread
+  // each open segment holds a file descriptor (see Options::max_open_files).
   bool use_mmap_reads = false;
 
   // Files mapped at once by this Env; beyond it files are read with

@@ -24,10 +24,9 @@ PrefixIndex::PrefixIndex(std::vector<uint64_t> prefixes)
   // power of two that is at most n / 8. Measured (prefix_index_bench,
   // searches one after the other, medians of 5): 60 ns against a binary
   // search's 86 over 236 arrays of 1,024 (a compacted 10^7-link store); 131
-  // against 119 over 2,360 (10^8), where both wait on main memory. One
-  // bucket per one or two entries was slower there (236 ns against 219 in
-  // a first run: a table of 4 bytes per entry misses the caches as the
-  // entries do).
+  // against 119 over 2,360 (10^8), where both wait on main memory. A
+  // bucket per entry or two would make the table as large as the entries'
+  // share of the caches, and cost a second miss per search.
   const int bucket_bits = static_cast<int>(std::bit_width(n / 8)) - 1;
   shift_ = std::max(0, static_cast<int>(std::bit_width(range)) - bucket_bits);
   const size_t buckets = static_cast<size_t>(range >> shift_) + 1;

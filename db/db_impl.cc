@@ -43,7 +43,7 @@ Status ValidateOptions(const Options& o) {
   }
   auto known = [](CompressionType c) {
     return c == CompressionType::kNone || c == CompressionType::kLZ4 ||
-           c == CompressionType::kZSTD;
+           c == CompressionType::kZSTD || c == CompressionType::kLZ4Values;
   };
   if (!known(o.compression)) {
     return Status::InvalidArgument("unknown compression type");

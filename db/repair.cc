@@ -56,6 +56,7 @@
 #include "table/format.h"
 #include "table/properties.h"
 #include "table/segment_reader.h"
+#include "table/value_codec.h"
 #include "util/coding.h"
 
 namespace bloomkv {
@@ -444,8 +445,10 @@ class Repairer {
   // from `start` on and is asked for its digest at each candidate, so the
   // search is linear in the bytes it passes: O(file) for a block that is
   // damaged (its end is never found, and the scan stops there).
+  // any_payload: the block need not be block-structured (a value
+  // dictionary).
   static bool FindBlockEnd(const char* data, uint64_t start, uint64_t limit,
-                           BlockHandle* handle) {
+                           BlockHandle* handle, bool any_payload = false) {
     XXH3_state_t state;
     XXH3_64bits_reset(&state);
     uint64_t hashed = start;  // data[start..hashed-1] is in the state
@@ -453,11 +456,13 @@ class Repairer {
       const auto type =
           static_cast<CompressionType>(static_cast<uint8_t>(data[end]));
       if (type != CompressionType::kNone && type != CompressionType::kLZ4 &&
-          type != CompressionType::kZSTD) {
+          type != CompressionType::kZSTD &&
+          type != CompressionType::kLZ4Values) {
         continue;
       }
-      if (type == CompressionType::kNone &&
-          !PlausibleRawBlock(data, start, end)) {
+      if ((type == CompressionType::kNone ||
+           type == CompressionType::kLZ4Values) &&
+          !any_payload && !PlausibleRawBlock(data, start, end)) {
         continue;
       }
       XXH3_64bits_update(&state, data + hashed, end + 1 - hashed);
@@ -481,7 +486,35 @@ class Repairer {
     bool have_properties = false;
     uint64_t num_entries = 0;
     uint64_t data_end = 0;  // the file size unless the footer is intact
+    // The value dictionary, the first block of a segment of compressed
+    // values, when it reads back: without it, blocks of compressed values
+    // cannot be salvaged. data_start is where the data blocks begin, after
+    // it.
+    std::shared_ptr<const ValueDictionary> values;
+    uint64_t data_start = 0;
   };
+
+  // The value dictionary block at the front of data, found by its magic and
+  // its checksum (the footer may be lost), into *layout.
+  static void ReadValueDictionary(const RandomAccessFile* file,
+                                  const std::string& fname, const Slice& data,
+                                  SegmentLayout* layout) {
+    if (!data.starts_with(Slice(kValueDictionaryMagic,
+                                kValueDictionaryMagicSize))) {
+      return;
+    }
+    BlockHandle h;
+    std::string block;
+    Slice dictionary;
+    if (FindBlockEnd(data.data(), 0, layout->data_end, &h,
+                     /*any_payload=*/true) &&
+        ReadBlock(file, fname, h, true, &block, nullptr).ok() &&
+        DecodeValueDictionaryBlock(block, &dictionary)) {
+      layout->values =
+          std::make_shared<const ValueDictionary>(dictionary.ToString());
+      layout->data_start = h.size + kBlockTrailerSize;
+    }
+  }
 
   static SegmentLayout ReadLayout(const RandomAccessFile* file,
                                   const std::string& fname, const Slice& data) {
@@ -508,6 +541,7 @@ class Repairer {
         props.DecodeFrom(contents).ok()) {
       layout.have_properties = true;
       layout.num_entries = props.num_entries;
+
     }
     std::shared_ptr<const Block> index;
     if (!ReadBlock(file, fname, footer.index_handle, true, &contents, nullptr)
@@ -532,18 +566,22 @@ class Repairer {
 
   // The entries of the data block at handle, if its checksum holds and
   // every entry is a well-formed internal key of a data entry, in order
-  // after *last (the last key taken from the segment so far; updated).
+  // after *last (the last key taken from the segment so far; updated), and
+  // its values decode (with `values`, for a block of compressed values).
   static bool ReadDataBlock(
       const RandomAccessFile* file, const std::string& fname,
-      const BlockHandle& handle, std::string* last,
+      const BlockHandle& handle, const ValueDictionary* values,
+      std::string* last,
       std::vector<std::pair<std::string, std::string>>* entries) {
     entries->clear();
-    std::string contents;
+    BlockContents contents;
     std::shared_ptr<const Block> block;
     if (!ReadBlock(file, fname, handle, /*verify_checksum=*/true, &contents,
                    nullptr)
              .ok() ||
-        !Block::Parse(contents, fname, handle.offset, &block).ok()) {
+        !Block::Parse(std::move(contents), fname, handle.offset, &block)
+             .ok() ||
+        (block->values_compressed() && values == nullptr)) {
       return false;
     }
     std::string previous = *last;
@@ -559,7 +597,13 @@ class Repairer {
         return false;
       }
       previous.assign(it->key().data(), it->key().size());
-      entries->emplace_back(previous, it->value().ToString());
+      std::string value;
+      if (!block->values_compressed()) {
+        value = it->value().ToString();
+      } else if (!values->Decode(it->value(), &value)) {
+        return false;
+      }
+      entries->emplace_back(previous, std::move(value));
     }
     if (!it->status().ok()) return false;
     *last = std::move(previous);
@@ -579,7 +623,8 @@ class Repairer {
     s = file->Read(0, static_cast<size_t>(size), &data, scratch.data());
     if (!s.ok()) return s;
     const MemoryFile contents(data);
-    const SegmentLayout layout = ReadLayout(&contents, fname, data);
+    SegmentLayout layout = ReadLayout(&contents, fname, data);
+    ReadValueDictionary(&contents, fname, data, &layout);
 
     std::shared_ptr<MemTable> mem = NewMemTable();
     std::vector<std::pair<std::string, std::string>> entries;
@@ -602,7 +647,10 @@ class Repairer {
     };
     if (layout.have_index) {
       for (const BlockHandle& h : layout.data_blocks) {
-        if (!ReadDataBlock(&contents, fname, h, &last, &entries)) continue;
+        if (!ReadDataBlock(&contents, fname, h, layout.values.get(), &last,
+                           &entries)) {
+          continue;
+        }
         s = take();
         if (!s.ok()) return s;
       }
@@ -610,9 +658,10 @@ class Repairer {
       // Without the index, a block that cannot be read ends the scan: where
       // the next one starts is unknown.
       BlockHandle h;
-      for (uint64_t pos = 0;
+      for (uint64_t pos = layout.data_start;
            FindBlockEnd(data.data(), pos, layout.data_end, &h) &&
-           ReadDataBlock(&contents, fname, h, &last, &entries);
+           ReadDataBlock(&contents, fname, h, layout.values.get(), &last,
+                         &entries);
            pos = h.offset + h.size + kBlockTrailerSize) {
         s = take();
         if (!s.ok()) return s;

@@ -123,6 +123,8 @@ void SegmentSeeds() {
                   Segment(60, CompressionType::kLZ4, true, true, 256));
   WriteWithDamage(t, "raw-filter",
                   Segment(12, CompressionType::kNone, true, false, 128));
+  WriteWithDamage(t, "lz4-values-filter",
+                  Segment(60, CompressionType::kLZ4Values, true, true, 256));
   Write(t, "valid-raw-no-filter",
         Segment(20, CompressionType::kNone, false, true, 4096));
   Write(t, "valid-empty",

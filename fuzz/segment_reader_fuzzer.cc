@@ -28,6 +28,7 @@
 #include "table/block.h"
 #include "table/format.h"
 #include "table/internal_key.h"
+#include "table/properties.h"
 #include "table/segment_builder.h"
 #include "table/segment_reader.h"
 #include "tests/testutil/mem_files.h"
@@ -78,7 +79,19 @@ bool RepairChecksums(std::string* file) {
     return false;
   }
   RepairBlock(file, f.filter_handle, footer_offset);
-  RepairBlock(file, f.properties_handle, footer_offset);
+  if (RepairBlock(file, f.properties_handle, footer_offset)) {
+    // The value dictionary of a segment of compressed values (version 3).
+    SegmentProperties props;
+    if (props.DecodeFrom(Slice(file->data() + f.properties_handle.offset,
+                               f.properties_handle.size))
+            .ok() &&
+        props.has_value_dictionary) {
+      RepairBlock(file,
+                  BlockHandle{props.value_dictionary_offset,
+                              props.value_dictionary_size},
+                  footer_offset);
+    }
+  }
   if (!RepairBlock(file, f.index_handle, footer_offset)) return true;
   // The index is stored raw: its payload is the block itself.
   std::shared_ptr<const Block> index;
@@ -251,8 +264,10 @@ bool DecodeRecipe(const std::string& in, SegmentBuilderOptions* options,
   const uint8_t opts = static_cast<uint8_t>(in[0]);
   options->block_size = 64 + 64 * (opts & 0x7);
   options->block_restart_interval = 1 + ((opts >> 3) & 0x7);
-  options->compression =
-      (opts & 0x40) != 0 ? CompressionType::kLZ4 : CompressionType::kNone;
+  // LZ4 blocks, or (with bit 0 set too) values compressed one by one.
+  options->compression = (opts & 0x40) == 0   ? CompressionType::kNone
+                         : (opts & 0x1) != 0 ? CompressionType::kLZ4Values
+                                             : CompressionType::kLZ4;
   if ((opts & 0x80) == 0) options->filter_policy = NewBloomFilterPolicy(10.0);
   std::vector<Entry> v;
   size_t pos = 1;

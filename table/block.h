@@ -107,6 +107,9 @@ class Block {
 
   // Bytes of memory the block holds, for cache charging.
   size_t size() const { return contents_.size(); }
+  // Its values are each compressed (table/value_codec.h): Find and the
+  // iterator return them as stored, for the segment reader to decode.
+  bool values_compressed() const { return contents_.values_compressed(); }
   const std::string& file_name() const { return *file_name_; }
   uint64_t offset() const { return offset_; }
 

@@ -66,11 +66,6 @@ constexpr int kZstdLevel = 3;
 // compaction writes does.
 constexpr uint64_t kMaxZstdRatio = 1024;
 
-// LZ4 cannot expand data by more than about 255x; a stored uncompressed size
-// above this bound is corrupt, and rejecting it keeps a flipped varint from
-// turning into a huge allocation.
-constexpr uint64_t kMaxLZ4Ratio = 256;
-
 void PutHandleFixed(std::string* dst, const BlockHandle& h) {
   PutFixed64(dst, h.offset);
   PutFixed64(dst, h.size);
@@ -145,7 +140,8 @@ Status Footer::DecodeFrom(const Slice& input, const std::string& file_name,
                         footer_offset + kFooterMagicOffset);
   }
   const uint32_t version = DecodeFixed32(p + kFooterVersionOffset);
-  if (version != kSegmentFormatVersion1 && version != kSegmentFormatVersion2) {
+  if (version < kSegmentFormatVersion1 ||
+      version > kLatestSegmentFormatVersion) {
     return Status::NotSupported(
                file_name + ": unsupported segment format version " +
                std::to_string(version) + " at offset " +
@@ -182,6 +178,8 @@ const char* CompressionTypeName(CompressionType type) {
       return "lz4";
     case CompressionType::kZSTD:
       return "zstd";
+    case CompressionType::kLZ4Values:
+      return "lz4-values";
   }
   return "unknown";
 }
@@ -267,6 +265,14 @@ char* AllocateContents(TransientContents* t, size_t n) {
   return t->scratch;
 }
 
+void MarkValuesCompressed(std::string*, bool) {}
+void MarkValuesCompressed(BlockContents* out, bool v) {
+  out->set_values_compressed(v);
+}
+void MarkValuesCompressed(TransientContents* t, bool v) {
+  t->out->set_values_compressed(v);
+}
+
 void ClearContents(std::string* out) { out->clear(); }
 void ClearContents(BlockContents* out) { *out = BlockContents(); }
 void ClearContents(TransientContents* t) { *t->out = BlockContents(); }
@@ -321,12 +327,23 @@ Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
           .AtOffset(handle.offset);
     }
   }
-  switch (static_cast<CompressionType>(static_cast<uint8_t>(p[n]))) {
+  const auto type = static_cast<CompressionType>(static_cast<uint8_t>(p[n]));
+  switch (type) {
+    case CompressionType::kLZ4Values:
+      // Stored raw like kNone; its values are decoded one by one later.
+      if constexpr (std::is_same_v<Contents, std::string>) {
+        return CorruptionAt(file_name,
+                            "block of compressed values where none belongs",
+                            handle.offset);
+      }
+      [[fallthrough]];
     case CompressionType::kNone:
       if constexpr (std::is_same_v<Contents, TransientContents>) {
         if (p != scratch) {
           // The file's own bytes (a mapping), alive while the file is open.
           *contents->out = BlockContents::Borrowed(p, n);
+          contents->out->set_values_compressed(type ==
+                                               CompressionType::kLZ4Values);
           *contents->source = TransientSource::kFileInPlace;
           return Status::OK();
         }
@@ -339,6 +356,7 @@ Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
         }
       }
       std::memcpy(AllocateContents(contents, n), p, n);
+      MarkValuesCompressed(contents, type == CompressionType::kLZ4Values);
       return used();
     case CompressionType::kLZ4: {
       uint32_t raw_size;

@@ -26,10 +26,18 @@ class RandomAccessFile;
 constexpr uint64_t kSegmentMagicNumber = 0x4745534d4f4f4c42ull;
 // Never change: on disk. Segment format versions (docs/segment_format.md).
 // Version 2 adds the restart prefixes to data blocks (table/block_builder.h);
-// everything else is version 1's. Both are read.
+// everything else is version 1's. Version 3 adds data blocks whose values
+// are compressed one by one (trailer type kLZ4Values, table/value_codec.h)
+// and the value dictionary block they need; only segments written with
+// kLZ4Values are version 3, the others stay version 2. All three are read.
 constexpr uint32_t kSegmentFormatVersion1 = 1;
 constexpr uint32_t kSegmentFormatVersion2 = 2;
-constexpr uint32_t kLatestSegmentFormatVersion = kSegmentFormatVersion2;
+constexpr uint32_t kSegmentFormatVersion3 = 3;
+constexpr uint32_t kLatestSegmentFormatVersion = kSegmentFormatVersion3;
+// LZ4 cannot expand data by more than about 255x: a stored uncompressed size
+// above this multiple of the compressed bytes (plus 64) is corrupt, and
+// rejecting it keeps a flipped varint from turning into a huge allocation.
+constexpr uint64_t kMaxLZ4Ratio = 256;
 // Never change: on disk. Bit 31 of a block's restart count: the restart
 // prefixes follow the restart offsets (table/block_builder.h).
 constexpr uint32_t kBlockKeyPrefixesFlag = 0x80000000u;
@@ -81,7 +89,12 @@ struct Footer {
 CompressionType CompressBlock(const Slice& raw, CompressionType type,
                               std::string* dst);
 
-// "none", "lz4", "zstd"; "unknown" for a value no build writes.
+// CompressBlock never applies kLZ4Values (a whole block's worth of values
+// is not compressed as one): it returns kNone for it, and SegmentBuilder
+// compresses such a segment's values itself.
+//
+// "none", "lz4", "zstd", "lz4-values"; "unknown" for a value no build
+// writes.
 const char* CompressionTypeName(CompressionType type);
 
 // Appends the 5-byte trailer for payload stored under type.
@@ -115,8 +128,14 @@ class BlockContents {
     owned_ = std::move(other.owned_);
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    values_compressed_ = std::exchange(other.values_compressed_, false);
     return *this;
   }
+
+  // Whether the block's values are each compressed (stored under
+  // kLZ4Values, table/value_codec.h): set by the block read.
+  bool values_compressed() const { return values_compressed_; }
+  void set_values_compressed(bool v) { values_compressed_ = v; }
 
   // The owned buffer, for filling it. REQUIRES: not Borrowed.
   char* mutable_data() { return owned_.get(); }
@@ -128,17 +147,20 @@ class BlockContents {
   std::unique_ptr<char[]> owned_;
   const char* data_ = nullptr;
   size_t size_ = 0;
+  bool values_compressed_ = false;
 };
 
 // Reads the block at handle, checks its checksum when verify_checksum is
 // set, and stores its uncompressed contents in *contents. Adds the bytes read
 // to *bytes_read (if not null). Any malformation is Corruption naming
-// file_name and handle.offset.
+// file_name and handle.offset, and so is a block of compressed values
+// (kLZ4Values), which only the BlockContents form below can mark: this form
+// reads the metadata blocks.
 Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
                  const BlockHandle& handle, bool verify_checksum,
                  std::string* contents, uint64_t* bytes_read);
-// The same into a buffer that is never zero-filled first: the data block
-// read of a lookup.
+// The same into a buffer that is never zero-filled first (a data block),
+// marked values_compressed when stored under kLZ4Values.
 Status ReadBlock(const RandomAccessFile* file, const std::string& file_name,
                  const BlockHandle& handle, bool verify_checksum,
                  BlockContents* contents, uint64_t* bytes_read);

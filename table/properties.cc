@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "table/format.h"
 #include "util/coding.h"
 
 namespace bloomkv {
@@ -35,6 +36,9 @@ enum PropertyTag : uint32_t {
   kTagBitsPerKey = 12,
   kTagSmallestKey = 13,
   kTagLargestKey = 14,
+  // Format version 3 with compressed values: the value dictionary block's
+  // offset and size (two varint64s).
+  kTagValueDictionary = 15,
 };
 
 void PutField(std::string* dst, uint32_t tag, const Slice& value) {
@@ -53,6 +57,12 @@ bool DecodeInt(Slice value, uint64_t* out) {
 }
 
 }  // namespace
+
+uint64_t SegmentProperties::data_end() const {
+  if (!has_value_dictionary) return data_size;
+  return value_dictionary_offset + value_dictionary_size + kBlockTrailerSize +
+         data_size;
+}
 
 void SegmentProperties::EncodeTo(std::string* dst) const {
   PutIntField(dst, kTagFormatVersion, format_version);
@@ -74,6 +84,12 @@ void SegmentProperties::EncodeTo(std::string* dst) const {
   PutField(dst, kTagBitsPerKey, buf);
   PutField(dst, kTagSmallestKey, smallest_key);
   PutField(dst, kTagLargestKey, largest_key);
+  if (has_value_dictionary) {
+    std::string handle;
+    PutVarint64(&handle, value_dictionary_offset);
+    PutVarint64(&handle, value_dictionary_size);
+    PutField(dst, kTagValueDictionary, handle);
+  }
 }
 
 Status SegmentProperties::DecodeFrom(const Slice& input) {
@@ -141,6 +157,16 @@ Status SegmentProperties::DecodeFrom(const Slice& input) {
       case kTagLargestKey:
         largest_key = value.ToString();
         break;
+      case kTagValueDictionary: {
+        Slice in_value = value;
+        if (!GetVarint64(&in_value, &value_dictionary_offset) ||
+            !GetVarint64(&in_value, &value_dictionary_size) ||
+            !in_value.empty()) {
+          return Status::Corruption("properties: bad value dictionary handle");
+        }
+        has_value_dictionary = true;
+        break;
+      }
       default:
         break;  // a field from a newer writer
     }
@@ -182,6 +208,11 @@ std::string SegmentProperties::ToString() const {
   line("bits_per_key", buf);
   line("smallest_key", Slice(smallest_key).ToEscapedString());
   line("largest_key", Slice(largest_key).ToEscapedString());
+  if (has_value_dictionary) {
+    line("value_dictionary", std::to_string(value_dictionary_size) +
+                                 " bytes at offset " +
+                                 std::to_string(value_dictionary_offset));
+  }
   return r;
 }
 

@@ -30,6 +30,15 @@ struct SegmentProperties {
   double bits_per_key = 0;    // as configured in the policy
   std::string smallest_key;   // internal key; empty if no entries
   std::string largest_key;    // internal key; empty if no entries
+  // Format version 3 with compressed values: where the value dictionary
+  // block lies (table/value_codec.h).
+  bool has_value_dictionary = false;
+  uint64_t value_dictionary_offset = 0;
+  uint64_t value_dictionary_size = 0;
+
+  // The offset just past the last data block: data_size, after the value
+  // dictionary block when there is one (it comes first).
+  uint64_t data_end() const;
 
   void EncodeTo(std::string* dst) const;
   // Corruption if the input cannot be parsed; unknown fields are skipped so

@@ -17,6 +17,7 @@
 #include "table/block_builder.h"
 #include "table/format.h"
 #include "table/internal_key.h"
+#include "table/value_codec.h"
 #include "util/hash.h"
 
 namespace bloomkv {
@@ -69,7 +70,14 @@ std::string FindShortSuccessor(const Slice& key) {
 
 bool KeyPrefixes(const SegmentBuilderOptions& o, uint32_t version) {
   return version != kSegmentFormatVersion1 &&
-         o.compression == CompressionType::kNone;
+         (o.compression == CompressionType::kNone ||
+          o.compression == CompressionType::kLZ4Values);
+}
+
+uint32_t VersionToWrite(const SegmentBuilderOptions& o) {
+  if (o.format_version == kSegmentFormatVersion1) return kSegmentFormatVersion1;
+  return o.compression == CompressionType::kLZ4Values ? kSegmentFormatVersion3
+                                                      : kSegmentFormatVersion2;
 }
 
 int RestartInterval(const SegmentBuilderOptions& o, bool key_prefixes) {
@@ -83,14 +91,13 @@ struct SegmentBuilder::Rep {
   Rep(const SegmentBuilderOptions& o, WritableFile* f)
       : options(o),
         file(f),
-        version(o.format_version == kSegmentFormatVersion1
-                    ? kSegmentFormatVersion1
-                    : kLatestSegmentFormatVersion),
+        version(VersionToWrite(o)),
         key_prefixes(KeyPrefixes(o, version)),
         data_block(RestartInterval(o, key_prefixes), key_prefixes),
         index_block(1) {
     options.block_size =
         std::clamp<size_t>(options.block_size, 1, kMaxBlockSize);
+    values_held = version == kSegmentFormatVersion3;
   }
 
   Status WriteBlock(const Slice& payload, CompressionType type,
@@ -108,16 +115,65 @@ struct SegmentBuilder::Rep {
   Status FlushDataBlock() {
     if (data_block.empty()) return Status::OK();
     const Slice raw = data_block.Finish();
-    compressed.clear();
-    const CompressionType used =
-        CompressBlock(raw, options.compression, &compressed);
-    Status s = WriteBlock(compressed, used, &pending_handle);
+    Status s;
+    if (values != nullptr) {
+      s = WriteBlock(raw, CompressionType::kLZ4Values, &pending_handle);
+    } else {
+      compressed.clear();
+      const CompressionType used =
+          CompressBlock(raw, options.compression, &compressed);
+      s = WriteBlock(compressed, used, &pending_handle);
+    }
     if (!s.ok()) return s;
     data_block.Reset();
     pending_index_entry = true;
     props.num_data_blocks++;
     props.data_size += pending_handle.size + kBlockTrailerSize;
     return Status::OK();
+  }
+
+  // Puts an entry into the current data block; previous_key is the entry
+  // before it (the last key of a data block written and waiting for its
+  // index entry).
+  Status Place(const Slice& previous_key, const Slice& internal_key,
+               const Slice& value) {
+    if (pending_index_entry) {
+      AddIndexEntry(FindShortSeparator(previous_key, internal_key));
+    }
+    if (values != nullptr) {
+      stored_value.clear();
+      values->Encode(value, &stored_value);
+      data_block.Add(internal_key, stored_value);
+    } else {
+      data_block.Add(internal_key, value);
+    }
+    if (data_block.CurrentSizeEstimate() >= options.block_size) {
+      return FlushDataBlock();
+    }
+    return Status::OK();
+  }
+
+  // With compressed values: makes the dictionary of the values held so far
+  // and places the entries held.
+  Status PlaceHeld() {
+    std::string dictionary;
+    for (const auto& [key, value] : held) {
+      if (dictionary.size() >= kValueDictionaryBytes) break;
+      dictionary.append(value);
+    }
+    values = std::make_unique<ValueCompressor>(dictionary);
+    values_held = false;
+    // The first block of the file, so that a segment whose footer is lost
+    // can still be read from the front (db/repair.cc).
+    std::string block;
+    EncodeValueDictionaryBlock(values->dictionary(), &block);
+    Status s = WriteBlock(block, CompressionType::kNone, &dictionary_handle);
+    for (size_t i = 0; i < held.size() && s.ok(); i++) {
+      s = Place(i > 0 ? Slice(held[i - 1].first) : Slice(), held[i].first,
+                held[i].second);
+    }
+    held = {};
+    return s;
   }
 
   void AddIndexEntry(const std::string& separator) {
@@ -144,6 +200,14 @@ struct SegmentBuilder::Rep {
   std::vector<uint64_t> hashes;
   std::string compressed;
   SegmentProperties props;
+  // A version 3 segment holds its first entries here until their values
+  // make the dictionary that compresses every value of the segment.
+  bool values_held = false;
+  std::vector<std::pair<std::string, std::string>> held;
+  size_t held_value_bytes = 0;
+  std::unique_ptr<ValueCompressor> values;  // set once the dictionary is
+  BlockHandle dictionary_handle;
+  std::string stored_value;
 };
 
 SegmentBuilder::SegmentBuilder(const SegmentBuilderOptions& options,
@@ -177,9 +241,6 @@ Status SegmentBuilder::Add(const Slice& internal_key, const Slice& value) {
                                 Slice(r->last_key).ToEscapedString());
     return r->status;
   }
-  if (r->pending_index_entry) {
-    r->AddIndexEntry(FindShortSeparator(r->last_key, internal_key));
-  }
   if (r->options.filter_policy != nullptr &&
       (first || ExtractUserKey(Slice(r->last_key)) != parsed.user_key)) {
     r->hashes.push_back(KeyHash(parsed.user_key));
@@ -189,11 +250,16 @@ Status SegmentBuilder::Add(const Slice& internal_key, const Slice& value) {
   if (parsed.type == ValueType::kDeletion) r->props.num_deletions++;
   r->props.raw_key_bytes += internal_key.size();
   r->props.raw_value_bytes += value.size();
-  r->last_key.assign(internal_key.data(), internal_key.size());
-  r->data_block.Add(internal_key, value);
-  if (r->data_block.CurrentSizeEstimate() >= r->options.block_size) {
-    r->status = r->FlushDataBlock();
+  if (r->values_held) {
+    r->held.emplace_back(internal_key.ToString(), value.ToString());
+    r->held_value_bytes += value.size();
+    if (r->held_value_bytes >= kValueDictionaryBytes) {
+      r->status = r->PlaceHeld();
+    }
+  } else {
+    r->status = r->Place(r->last_key, internal_key, value);
   }
+  r->last_key.assign(internal_key.data(), internal_key.size());
   return r->status;
 }
 
@@ -204,9 +270,16 @@ Status SegmentBuilder::Finish() {
     return Status::InvalidArgument("SegmentBuilder::Finish called twice");
   }
   r->done = true;
-  r->status = r->FlushDataBlock();
+  if (r->values_held) r->status = r->PlaceHeld();
+  if (r->status.ok()) r->status = r->FlushDataBlock();
   if (!r->status.ok()) return r->status;
   SegmentProperties& props = r->props;
+
+  if (r->values != nullptr) {
+    props.has_value_dictionary = true;
+    props.value_dictionary_offset = r->dictionary_handle.offset;
+    props.value_dictionary_size = r->dictionary_handle.size;
+  }
 
   Footer footer;
   if (r->options.filter_policy != nullptr) {

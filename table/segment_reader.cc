@@ -13,6 +13,7 @@
 #include "table/format.h"
 #include "table/readahead_file.h"
 #include "table/two_level_iterator.h"
+#include "table/value_codec.h"
 #include "util/cache.h"
 #include "util/coding.h"
 #include "util/filter_registry.h"
@@ -202,6 +203,7 @@ struct SegmentReader::Rep {
       } else {
         owned = BlockContents(contents.size());
         std::memcpy(owned.mutable_data(), contents.data(), contents.size());
+        owned.set_values_compressed(contents.values_compressed());
       }
       s = Block::Parse(std::move(owned), shared_file_name, h.offset, cached);
       if (s.ok()) {
@@ -237,12 +239,40 @@ struct SegmentReader::Rep {
     if (parsed.user_key != user_key) return Status::OK();
     if (sequence != nullptr) *sequence = parsed.sequence;
     if (parsed.type == ValueType::kValue) {
-      value->assign(entry_value.data(), entry_value.size());
+      if (!block.values_compressed()) {
+        value->assign(entry_value.data(), entry_value.size());
+      } else if (meta->values == nullptr ||
+                 !meta->values->Decode(entry_value, value)) {
+        return BadCompressedValue(h.offset);
+      }
       *result = LookupResult::kFound;
     } else {
       *result = LookupResult::kDeleted;
     }
     return Status::OK();
+  }
+
+  Status BadCompressedValue(uint64_t block_offset) const {
+    return CorruptionAt(file_name,
+                        meta->values == nullptr
+                            ? "block of compressed values in a segment "
+                              "without a value dictionary"
+                            : "corrupt compressed value in data block",
+                        block_offset);
+  }
+
+  // An iterator over the entries of a data block that returns values as
+  // they were written.
+  std::unique_ptr<Iterator> DataBlockIterator(
+      std::shared_ptr<const Block> block) const {
+    if (!block->values_compressed()) return Block::NewIterator(std::move(block));
+    if (meta->values == nullptr) {
+      return std::unique_ptr<Iterator>(
+          NewErrorIterator(BadCompressedValue(block->offset())));
+    }
+    const uint64_t offset = block->offset();
+    return NewValueDecodingIterator(Block::NewIterator(std::move(block)),
+                                    meta->values, file_name, offset);
   }
 
   // Reads and checks the footer, the properties, the index block and (when
@@ -285,6 +315,27 @@ struct SegmentReader::Rep {
                               std::to_string(meta->props.format_version) +
                               " disagrees with the footer's",
                           footer.properties_handle.offset);
+    }
+
+    if (meta->props.has_value_dictionary) {
+      const BlockHandle h{meta->props.value_dictionary_offset,
+                          meta->props.value_dictionary_size};
+      if (footer.format_version < kSegmentFormatVersion3) {
+        return CorruptionAt(file_name,
+                            "value dictionary in a segment of format version " +
+                                std::to_string(footer.format_version),
+                            footer.properties_handle.offset);
+      }
+      s = CheckHandle(h, "value dictionary");
+      std::string block;
+      if (s.ok()) s = ReadBlock(file.get(), file_name, h, true, &block, nullptr);
+      if (!s.ok()) return s;
+      Slice dictionary;
+      if (!DecodeValueDictionaryBlock(block, &dictionary)) {
+        return CorruptionAt(file_name, "bad value dictionary block", h.offset);
+      }
+      meta->values =
+          std::make_shared<const ValueDictionary>(dictionary.ToString());
     }
 
     BlockContents index_contents;
@@ -591,7 +642,7 @@ std::unique_ptr<Iterator> SegmentReader::NewIterator(
     // over the data blocks (at the front of the file) only; blocks read
     // once have no business in the cache.
     const uint64_t data_end = r->props->data_size > 0
-                                  ? std::min(r->props->data_size, r->file_size)
+                                  ? std::min(r->props->data_end(), r->file_size)
                                   : r->file_size;
     auto file = std::make_shared<ReadaheadFile>(
         r->file.get(), options.readahead_size, data_end);
@@ -613,7 +664,7 @@ std::unique_ptr<Iterator> SegmentReader::NewIterator(
                          &block);
       }
       if (!s.ok()) return std::unique_ptr<Iterator>(NewErrorIterator(s));
-      return Block::NewIterator(std::move(block));
+      return r->DataBlockIterator(std::move(block));
     };
     return NewTwoLevelIterator(Block::NewIterator(index),
                                std::move(read_block));
@@ -624,7 +675,7 @@ std::unique_ptr<Iterator> SegmentReader::NewIterator(
     std::shared_ptr<const Block> block;
     if (s.ok()) s = r->ReadDataBlock(options, handle, stats, &block);
     if (!s.ok()) return std::unique_ptr<Iterator>(NewErrorIterator(s));
-    return Block::NewIterator(std::move(block));
+    return r->DataBlockIterator(std::move(block));
   };
   return NewTwoLevelIterator(Block::NewIterator(std::move(index)),
                              std::move(block_function));
@@ -661,6 +712,7 @@ std::shared_ptr<const SegmentMeta> SegmentMeta::Paged(bool keep_filter) const {
   paged->props = props;
   paged->index_handle = index_handle;
   paged->filter_handle = filter_handle;
+  paged->values = values;
   if (filter != nullptr) {
     paged->filter = keep_filter || !filter->resident()
                         ? filter
@@ -685,12 +737,12 @@ uint64_t OffsetInIndex(const Block& index, const Slice& ikey,
 }  // namespace
 
 uint64_t SegmentMeta::ApproximateOffsetOf(const Slice& ikey) const {
-  return OffsetInIndex(*index_block, ikey, props.data_size);
+  return OffsetInIndex(*index_block, ikey, props.data_end());
 }
 uint64_t SegmentReader::ApproximateOffsetOf(const Slice& ikey) const {
   std::shared_ptr<const Block> index;
-  if (!rep_->Index(nullptr, &index).ok()) return rep_->props->data_size;
-  return OffsetInIndex(*index, ikey, rep_->props->data_size);
+  if (!rep_->Index(nullptr, &index).ok()) return rep_->props->data_end();
+  return OffsetInIndex(*index, ikey, rep_->props->data_end());
 }
 double SegmentReader::TheoreticalFpRate() const {
   return rep_->filter != nullptr ? rep_->filter->TheoreticalFpRate() : 1.0;

@@ -123,6 +123,7 @@ class SegmentFilter {
 };
 
 class Block;
+class ValueDictionary;
 
 // What a segment's reader keeps in memory for its whole life, read and
 // checked once when the file is first opened: the properties, the index
@@ -143,6 +144,9 @@ struct SegmentMeta {
   PrefixIndex index_prefixes;
   // Null: none usable. Not resident() when paged.
   std::shared_ptr<const SegmentFilter> filter;
+  // The dictionary of a segment whose values are compressed one by one
+  // (format version 3); null otherwise. Always in memory.
+  std::shared_ptr<const ValueDictionary> values;
   BlockHandle index_handle;
   BlockHandle filter_handle;
 
@@ -155,7 +159,9 @@ struct SegmentMeta {
   }
   // Bytes of the index block held in memory (0 when paged).
   uint64_t index_memory() const;
-  // Bytes of the index block and filter held in memory.
+  // Bytes of the index block and filter held in memory (what
+  // filter_and_index_memory_limit counts; a value dictionary, at most
+  // 8 KiB, is kept beside them, never paged).
   uint64_t memory() const;
   // About where the entries at or after internal key `ikey` start: the
   // offset of the data block a lookup of it reads, or the end of the data

@@ -71,6 +71,10 @@ class BloomkvEngine : public Engine {
     if (options_.minimize_filter_fp) {
       o.filter_allocation = FilterAllocation::kMinimizeFalsePositives;
     }
+    if (options_.compression == "lz4") o.compression = CompressionType::kLZ4;
+    if (options_.compression == "lz4-values") {
+      o.compression = CompressionType::kLZ4Values;
+    }
     if (options_.compression == "zstd") o.compression = CompressionType::kZSTD;
     if (options_.compression == "none") o.compression = CompressionType::kNone;
     o.block_cache_capacity = options_.block_cache_bytes;

@@ -53,8 +53,9 @@ struct EngineOptions {
   // pread (0), or as the engine's default Env does (-1).
   int mmap_reads = -1;
   // bloomkv only: the compression of the levels below level 0
-  // (Options::compression): "lz4" (the default) or "zstd".
-  std::string compression = "lz4";
+  // (Options::compression): "lz4-values" (the library's default), "lz4",
+  // "zstd" or "none".
+  std::string compression = "lz4-values";
   // LMDB only: the address space of its map (mdb_env_set_mapsize), in GiB;
   // the file grows only as pages are written. Smaller for valgrind, which
   // cannot reserve 1 TiB.

@@ -60,7 +60,7 @@ struct Flags {
   uint64_t lmdb_map_gib = 1024;
   bool sync = false;
   std::string mmap_reads = "default";
-  std::string compression = "lz4";
+  std::string compression = "lz4-values";
   uint64_t writes = 0;
   uint64_t deletes = 0;
   uint64_t scans = 10000;
@@ -553,8 +553,9 @@ int Main(int argc, char** argv) {
                  "(off), or as its default Env does (default)")
       ->check(CLI::IsMember({"default", "on", "off"}));
   app.add_option("--compression", flags.compression,
-                 "bloomkv: compression below level 0, lz4, zstd or none")
-      ->check(CLI::IsMember({"lz4", "zstd", "none"}));
+                 "bloomkv: compression below level 0: lz4-values (value by "
+                 "value, the default), lz4 (blocks), zstd or none")
+      ->check(CLI::IsMember({"lz4", "lz4-values", "zstd", "none"}));
   app.add_option("--writes", flags.writes, "overwrites (0: --num)");
   app.add_option("--deletes", flags.deletes, "deletes (0: --num / 10)");
   app.add_option("--scans", flags.scans, "range scans");

@@ -232,7 +232,14 @@ void bloomkv_options_set_max_background_compactions(
     bloomkv_options_t* options, int n);
 
 /* Stored values, never to change: they name Options::compression. */
-enum { bloomkv_no_compression = 0, bloomkv_lz4_compression = 1 };
+enum {
+  bloomkv_no_compression = 0,
+  bloomkv_lz4_compression = 1,
+  bloomkv_zstd_compression = 2,
+  /* LZ4 value by value against a dictionary per segment (Options.h's
+     kLZ4Values). */
+  bloomkv_lz4_values_compression = 3
+};
 /* The compression of every level below level 0. */
 void bloomkv_options_set_compression(bloomkv_options_t* options, int type);
 

@@ -30,6 +30,17 @@ enum class CompressionType : uint8_t {
   // written and read. Meant for the deep levels through
   // compression_per_level, where most bytes sit and blocks are written once.
   kZSTD = 2,
+  // LZ4 value by value, each against a dictionary of the segment's first
+  // 8 KiB of values (segment format version 3, docs/segment_format.md): the
+  // data blocks themselves are stored raw, so a hit searches its block
+  // where it lies (in the block cache, or in place in a mapped file) and
+  // decompresses only the value it returns, about 60 ns, where an LZ4
+  // block costs over a microsecond to decompress per block read. Short-link
+  // URLs take about as much disk as with kLZ4 (docs/benchmarks.md); writing
+  // costs more CPU per value (about 300 ns against 150), and scans decode
+  // every value they pass. Values that LZ4 does not shrink are stored as
+  // they are. Readers older than format version 3 refuse these segments.
+  kLZ4Values = 3,
 };
 
 // How filter memory is spread over the segments. Never change the values:
@@ -70,8 +81,11 @@ struct Options {
 
   // Compression of data blocks in levels that compression_per_level does
   // not name. A block is stored raw when compression saves less than 1/8
-  // of it. Default: LZ4.
-  CompressionType compression = CompressionType::kLZ4;
+  // of it (with kLZ4Values, a value when LZ4 saves nothing). Default:
+  // kLZ4Values, values compressed one by one: about the disk of kLZ4 blocks
+  // with hits that decompress one value, not a block (docs/benchmarks.md).
+  // kLZ4 writes segments that readers of format version 2 can still read.
+  CompressionType compression = CompressionType::kLZ4Values;
 
   // Compression of the data blocks a flush or compaction writes into each
   // level: entry i applies to level i; levels past the end of the list use

@@ -13,8 +13,8 @@
 // what a compaction of the same entries into the last level would write:
 //   * data blocks of Options::block_size, compressed as the database
 //     compresses the last level (CompressionForLevel of level 6:
-//     compression_per_level[6] if given, else Options::compression, LZ4 by
-//     default), because that is where IngestSegments puts every segment it
+//     compression_per_level[6] if given, else Options::compression, values
+//     compressed one by one by default), because that is where IngestSegments puts every segment it
 //     accepts (see db.h);
 //   * a filter built, over every key, by the policy the database
 //     configures for the last level: Options::deep_filter_policy when set

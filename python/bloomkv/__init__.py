@@ -369,12 +369,13 @@ _OPTION_SETTERS = {
         ("bloomkv_options_set_max_background_compactions", int),
     "bloom_bits_per_key": ("bloomkv_options_set_bloom_filter", float),
 }
-_COMPRESSION = {"none": 0, "lz4": 1}
+_COMPRESSION = {"none": 0, "lz4": 1, "zstd": 2, "lz4-values": 3}
 
 
 def _make_options(kwargs):
     """A bloomkv_options_t* (freed with its Python object) from keywords:
-    the Options fields of the same names, plus compression ("none", "lz4")
+    the Options fields of the same names, plus compression ("none", "lz4",
+    "zstd", "lz4-values")
     and deep_fuse_filter=(fingerprint_bits, level)."""
     opts = _ffi.gc(_lib.bloomkv_options_create(), _lib.bloomkv_options_destroy)
     for name, value in kwargs.items():
@@ -474,8 +475,9 @@ class DB:
     """A bloomkv database: bloomkv.DB(path, create_if_missing=True, ...).
 
     Keyword options are the C++ Options fields of the same names
-    (include/bloomkv/options.h), plus compression ("none", "lz4") and
-    deep_fuse_filter=(fingerprint_bits, level). read_only=True opens a
+    (include/bloomkv/options.h), plus compression ("none", "lz4", "zstd",
+    "lz4-values") and deep_fuse_filter=(fingerprint_bits, level).
+    read_only=True opens a
     database another process may be writing. Close it with close() or a
     with block; close() also ends the iterators and releases the snapshots
     still open, and any use of them or of the database after it raises

@@ -206,6 +206,23 @@ class DBTest(TempDir):
                     model[key] = value
             self.assertEqual(dict(db.items()), model, f"seed={seed}")
 
+    def test_every_compression_reads_back(self):
+        for compression in ("none", "lz4", "zstd", "lz4-values"):
+            path = self.path("db-" + compression)
+            with bloomkv.DB(path, create_if_missing=True,
+                            write_buffer_size=64 << 10,
+                            compression=compression) as db:
+                for i in range(3000):
+                    db.put(f"code{i:05d}", f"https://example.com/{i}/{i * 7}")
+                db.compact_range()
+            with bloomkv.DB(path, compression="none") as db:
+                self.assertEqual(db.get(b"code01234"),
+                                 b"https://example.com/1234/8638", compression)
+                self.assertEqual(len(list(db.keys())), 3000, compression)
+        with self.assertRaises(bloomkv.InvalidArgumentError):
+            bloomkv.DB(self.path("db-bad"), create_if_missing=True,
+                       compression="snappy")
+
 
 class FilterTest(unittest.TestCase):
     def test_the_articles_bloom_demo(self):

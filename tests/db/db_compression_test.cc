@@ -145,7 +145,7 @@ TEST_F(DbCompressionTest, DefaultLeavesLevelZeroUncompressed) {
   const Options defaults;
   ASSERT_EQ(1u, defaults.compression_per_level.size());
   EXPECT_EQ(CompressionType::kNone, defaults.compression_per_level[0]);
-  EXPECT_EQ(CompressionType::kLZ4, defaults.compression);
+  EXPECT_EQ(CompressionType::kLZ4Values, defaults.compression);
 
   Options o = SmallOptions();  // per-level setting left at its default
   Open(o);
@@ -234,6 +234,56 @@ TEST_F(DbCompressionTest, ZstdForTheDeepLevelsBesideLz4AndRaw) {
   o.compression_per_level.clear();
   o.compression = CompressionType::kLZ4;
   Open(o);
+  test::ExpectDbHolds(db_.get(), model_);
+}
+
+TEST_F(DbCompressionTest, ValuesCompressedOneByOneBesideBlockCodecs) {
+  // Raw level 0, LZ4 blocks in level 1, values compressed one by one below:
+  // every block as its level says, everything readable before and after a
+  // reopen, through a mapped Env too, and by a database that writes LZ4
+  // blocks everywhere and compacts the whole tree into them.
+  Options o = SmallOptions();
+  o.compression_per_level = {CompressionType::kNone, CompressionType::kLZ4};
+  o.compression = CompressionType::kLZ4Values;
+  Open(o);
+  Fill(6000, /*sequential=*/false, 321);
+  FillUntilLevelZeroHoldsASegment(322);
+  const std::set<int> levels = ExpectLevelsCompressed(
+      {{0, CompressionType::kNone}, {1, CompressionType::kLZ4}},
+      CompressionType::kLZ4Values);
+  EXPECT_TRUE(*levels.rbegin() >= 2) << "no deeper level to check";
+  // Only the segments of compressed values are format version 3.
+  for (const SegmentInfo& seg : db_->GetSegmentInfo()) {
+    const std::string path = SegmentFileName(path_, seg.file_number);
+    std::string data;
+    ASSERT_TRUE(ReadFileToString(Env::Default(), path, &data).ok());
+    ASSERT_GE(data.size(), kFooterSize);
+    Footer footer;
+    ASSERT_TRUE(footer
+                    .DecodeFrom(Slice(data.data() + data.size() - kFooterSize,
+                                      kFooterSize),
+                                path, data.size() - kFooterSize)
+                    .ok());
+    EXPECT_EQ(seg.level >= 2 ? kSegmentFormatVersion3 : kSegmentFormatVersion2,
+              footer.format_version)
+        << path << " at level " << seg.level;
+  }
+  test::ExpectDbHolds(db_.get(), model_);
+  Open(o);
+  test::ExpectDbHolds(db_.get(), model_);
+  EnvOptions mapped;
+  mapped.use_mmap_reads = true;
+  std::unique_ptr<Env> mapped_env = NewPosixEnv(mapped);
+  Options om = o;
+  om.env = mapped_env.get();
+  Open(om);
+  test::ExpectDbHolds(db_.get(), model_);
+  o.compression_per_level.clear();
+  o.compression = CompressionType::kLZ4;
+  Open(o);
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  test::WaitForBackgroundWork(db_.get());
+  ExpectLevelsCompressed({}, CompressionType::kLZ4);
   test::ExpectDbHolds(db_.get(), model_);
 }
 

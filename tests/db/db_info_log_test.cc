@@ -104,7 +104,7 @@ TEST_F(InfoLogTest, OpenTellsOptionsRecoveryAndManifest) {
   EXPECT_EQ(1u, logger_->Count("Opening database " + dir_.path() + "$"));
   EXPECT_EQ(1u, logger_->Count("Options: .*write_buffer_size=1048576 .*"
                                "filter_policy=[^ ]+.* max_log_file_size="));
-  EXPECT_EQ(1u, logger_->Count("Options: .* compression=lz4 "
+  EXPECT_EQ(1u, logger_->Count("Options: .* compression=lz4-values "
                                "compression_per_level=none,\\.\\.\\. "));
   EXPECT_EQ(1u, logger_->Count("Created a new database$"));
   EXPECT_EQ(1u, logger_->Count("Recovered MANIFEST-000001: .*last sequence 0, "

@@ -290,6 +290,9 @@ TEST_F(PerLevelFiltersTest, AMoveAcrossTheDeepLevelIsARewrite) {
     o.create_if_missing = true;
     o.level_compaction_dynamic_level_bytes = false;
     o.compression_per_level.clear();  // no rewrite for compression's sake
+    // LZ4 blocks: the tree this load was sized for, whose levels 2 and
+    // deeper take no moves of their own.
+    o.compression = CompressionType::kLZ4;
     o.deep_filter_policy = deep != nullptr ? std::move(deep) : o.filter_policy;
     o.deep_filter_level = 2;
     return o;

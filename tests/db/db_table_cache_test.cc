@@ -27,6 +27,7 @@
 #include "db/segment_output.h"
 #include "db/table_cache.h"
 #include "table/format.h"
+#include "table/segment_reader.h"
 #include "util/hash.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
@@ -728,12 +729,22 @@ TEST(DBTableCacheTest, SegmentDamagedAfterOpenIsAnErrorWhenReopened) {
     } else if (damage == kTruncate) {
       std::filesystem::resize_file(fname, size - 1);
     } else {
-      // The first data block starts the file (its first entry holds the
-      // smallest key); the index block is the last before the footer, so
-      // its checksum ends just before it; the footer ends with the magic.
-      const auto offset = damage == kDataBlock       ? 0
+      // The first data block (its first entry holds the smallest key)
+      // starts the file, or follows the value dictionary of a segment of
+      // compressed values; the index block is the last before the footer,
+      // so its checksum ends just before it; the footer ends with the magic.
+      std::unique_ptr<RandomAccessFile> file;
+      ASSERT_TRUE(Env::Default()->NewRandomAccessFile(fname, &file).ok());
+      std::unique_ptr<SegmentReader> reader;
+      ASSERT_TRUE(SegmentReader::Open(SegmentReaderOptions(), fname,
+                                      std::move(file), size, &reader)
+                      .ok());
+      const SegmentProperties& props = reader->properties();
+      const uint64_t first_data_block = props.data_end() - props.data_size;
+      const auto offset = damage == kDataBlock ? first_data_block
                           : damage == kIndexChecksum ? size - kFooterSize - 1
                                                      : size - 1;
+      reader.reset();
       std::fstream f(fname, std::ios::in | std::ios::out | std::ios::binary);
       f.seekg(static_cast<std::streamoff>(offset));
       char c = 0;

@@ -26,6 +26,7 @@
 #include "table/block.h"
 #include "table/format.h"
 #include "table/internal_key.h"
+#include "table/segment_reader.h"
 #include "tests/testutil/fault_env.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
@@ -104,12 +105,13 @@ std::vector<DataBlock> DataBlocksOf(const std::string& path) {
     b.size = h.size;
     std::unique_ptr<RandomAccessFile> file;
     EXPECT_TRUE(Env::Default()->NewRandomAccessFile(path, &file).ok());
-    std::string contents;
+    BlockContents contents;
     s = ReadBlock(file.get(), path, h, /*verify_checksum=*/true, &contents,
                   nullptr);
     EXPECT_TRUE(s.ok()) << s.ToString();
     std::shared_ptr<const Block> block;
-    EXPECT_TRUE(Block::Parse(contents, path, h.offset, &block).ok());
+    EXPECT_TRUE(
+        Block::Parse(std::move(contents), path, h.offset, &block).ok());
     if (block == nullptr) continue;
     std::unique_ptr<Iterator> entries = Block::NewIterator(block);
     for (entries->SeekToFirst(); entries->Valid(); entries->Next()) {
@@ -130,6 +132,7 @@ class RepairTest : public testing::Test {
     Options options;
     options.create_if_missing = true;
     test::KeepEverythingInLevelZero(&options);
+    options.compression_per_level = {level0_compression_};
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(options, db_, &db).ok());
     Random rnd(static_cast<uint32_t>(seed));
@@ -160,6 +163,53 @@ class RepairTest : public testing::Test {
       }
     }
     files_.push_back(FilesNamed(db_, ".log").at(0));
+  }
+
+  // Damages three segments (a flipped byte in a middle data block, a
+  // flipped footer, a cut to half the size) and repairs: see
+  // DamagedSegmentsGiveBackEveryReadableBlock.
+  void DamageThreeSegmentsAndRepair(uint64_t seed) {
+    keys_ = 3000;
+    ASSERT_NO_FATAL_FAILURE(Build(seed));
+    constexpr int kFlippedBlock = 0, kFlippedFooter = 1, kTruncated = 2;
+    std::map<int, std::set<std::string>> survivors;
+    uint64_t lost = 0;
+    for (int p : {kFlippedBlock, kFlippedFooter, kTruncated}) {
+      const std::string& file = files_[static_cast<size_t>(p)];
+      const std::vector<DataBlock> blocks = DataBlocksOf(file);
+      ASSERT_GT(blocks.size(), 10u);
+      const uint64_t size = fs::file_size(file);
+      const DataBlock& middle = blocks[blocks.size() / 2];
+      for (const DataBlock& b : blocks) {
+        bool readable = true;  // a flipped footer spares every data block
+        if (p == kFlippedBlock) readable = &b != &middle;
+        if (p == kTruncated) {
+          readable = b.offset + b.size + kBlockTrailerSize <= size / 2;
+        }
+        if (readable) {
+          survivors[p].insert(b.keys.begin(), b.keys.end());
+        } else {
+          lost += b.keys.size();
+        }
+      }
+      if (p == kFlippedBlock) FlipByte(file, middle.offset + middle.size / 2);
+      if (p == kFlippedFooter) FlipByte(file, size - kFooterSize + 20);
+      if (p == kTruncated) fs::resize_file(file, size / 2);
+    }
+    ASSERT_GT(lost, 100u);
+    RepairReport report;
+    Status s = RepairDB(Options(), db_, &report);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(3u, report.segments_salvaged);
+    EXPECT_EQ(0u, report.segments_lost);
+    EXPECT_EQ(lost, report.entries_dropped);
+    EXPECT_EQ(0u, report.segments_with_unknown_loss);
+    for (int p : {kFlippedBlock, kFlippedFooter, kTruncated}) {
+      const std::string base =
+          fs::path(files_[static_cast<size_t>(p)]).filename().string();
+      EXPECT_TRUE(fs::exists(db_ + "/lost/" + base)) << base;
+    }
+    ASSERT_NO_FATAL_FAILURE(ExpectExactly(survivors));
   }
 
   // What a crash would leave of db's segments: copies into to_dir (created)
@@ -274,6 +324,8 @@ class RepairTest : public testing::Test {
   }
 
   int keys_ = kKeys;
+  // How Build's segments store their data blocks.
+  CompressionType level0_compression_ = CompressionType::kNone;
   test::TempDir dir_{"repair"};
   const std::string db_ = dir_.File("db");
   std::vector<Phase> phases_;
@@ -407,47 +459,42 @@ TEST_F(RepairTest, DamagedDataFilesLoseOnlyTheirOwnEntries) {
 // with its own sequence number, so that newer versions in other segments
 // still win, and the report counts exactly the entries of the other blocks.
 TEST_F(RepairTest, DamagedSegmentsGiveBackEveryReadableBlock) {
-  keys_ = 3000;
-  ASSERT_NO_FATAL_FAILURE(Build(29));
-  constexpr int kFlippedBlock = 0, kFlippedFooter = 1, kTruncated = 2;
-  std::map<int, std::set<std::string>> survivors;
-  uint64_t lost = 0;
-  for (int p : {kFlippedBlock, kFlippedFooter, kTruncated}) {
-    const std::string& file = files_[static_cast<size_t>(p)];
-    const std::vector<DataBlock> blocks = DataBlocksOf(file);
-    ASSERT_GT(blocks.size(), 10u);
-    const uint64_t size = fs::file_size(file);
-    const DataBlock& middle = blocks[blocks.size() / 2];
-    for (const DataBlock& b : blocks) {
-      bool readable = true;  // a flipped footer spares every data block
-      if (p == kFlippedBlock) readable = &b != &middle;
-      if (p == kTruncated) {
-        readable = b.offset + b.size + kBlockTrailerSize <= size / 2;
-      }
-      if (readable) {
-        survivors[p].insert(b.keys.begin(), b.keys.end());
-      } else {
-        lost += b.keys.size();
-      }
-    }
-    if (p == kFlippedBlock) FlipByte(file, middle.offset + middle.size / 2);
-    if (p == kFlippedFooter) FlipByte(file, size - kFooterSize + 20);
-    if (p == kTruncated) fs::resize_file(file, size / 2);
-  }
-  ASSERT_GT(lost, 100u);
+  ASSERT_NO_FATAL_FAILURE(DamageThreeSegmentsAndRepair(29));
+}
+
+// The same with values compressed one by one (format version 3): the
+// blocks found without the index are decoded with the dictionary the
+// properties name.
+TEST_F(RepairTest, DamagedSegmentsOfCompressedValuesGiveBackEveryReadableBlock) {
+  level0_compression_ = CompressionType::kLZ4Values;
+  ASSERT_NO_FATAL_FAILURE(DamageThreeSegmentsAndRepair(33));
+}
+
+// Without its value dictionary a segment's compressed values cannot be
+// read: repair loses the segment's entries, counted, and takes none of them
+// as they are stored.
+TEST_F(RepairTest, SegmentWithoutItsValueDictionaryIsLostNotMisread) {
+  level0_compression_ = CompressionType::kLZ4Values;
+  ASSERT_NO_FATAL_FAILURE(Build(35));
+  const std::string& file = files_[0];
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(Env::Default()->NewRandomAccessFile(file, &f).ok());
+  std::unique_ptr<SegmentReader> reader;
+  ASSERT_TRUE(SegmentReader::Open(SegmentReaderOptions(), file, std::move(f),
+                                  fs::file_size(file), &reader)
+                  .ok());
+  const SegmentProperties props = reader->properties();
+  reader.reset();
+  ASSERT_TRUE(props.has_value_dictionary);
+  ASSERT_GT(props.value_dictionary_size, 100u);
+  FlipByte(file, props.value_dictionary_offset + 50);
   RepairReport report;
   Status s = RepairDB(Options(), db_, &report);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(3u, report.segments_salvaged);
-  EXPECT_EQ(0u, report.segments_lost);
-  EXPECT_EQ(lost, report.entries_dropped);
-  EXPECT_EQ(0u, report.segments_with_unknown_loss);
-  for (int p : {kFlippedBlock, kFlippedFooter, kTruncated}) {
-    const std::string base =
-        fs::path(files_[static_cast<size_t>(p)]).filename().string();
-    EXPECT_TRUE(fs::exists(db_ + "/lost/" + base)) << base;
-  }
-  ASSERT_NO_FATAL_FAILURE(ExpectExactly(survivors));
+  EXPECT_EQ(1u, report.segments_lost);
+  EXPECT_EQ(props.num_entries, report.entries_dropped);
+  // Nothing of phase 0 survives; the other phases are whole.
+  ASSERT_NO_FATAL_FAILURE(ExpectExactly({{0, {}}}));
 }
 
 // With the manifest gone as well, nothing records how many entries a segment

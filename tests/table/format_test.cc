@@ -58,7 +58,7 @@ TEST(FormatTest, FooterRoundTrip) {
   EXPECT_EQ(d.properties_handle.size, 300u);
   EXPECT_EQ(d.index_handle.offset, 430u);
   EXPECT_EQ(d.index_handle.size, 77u);
-  EXPECT_EQ(d.format_version, 2u);
+  EXPECT_EQ(d.format_version, kLatestSegmentFormatVersion);
   EXPECT_EQ(d.checksum_type, ChecksumType::kXXH3Low32);
 }
 
@@ -177,6 +177,48 @@ TEST_P(ReadBlockTest, CompressionRoundTrip) {
   }
 }
 
+// A block of compressed values (kLZ4Values) is stored raw: CompressBlock
+// leaves it so, a data block read marks it, and the metadata form of
+// ReadBlock (a string) refuses it rather than pass it off as plain.
+TEST_P(ReadBlockTest, BlocksOfCompressedValuesAreMarked) {
+  const std::string raw = "a block whose values were compressed one by one";
+  std::string payload;
+  EXPECT_EQ(CompressionType::kNone,
+            CompressBlock(raw, CompressionType::kLZ4Values, &payload));
+  EXPECT_EQ(payload, raw);
+  for (CompressionType type :
+       {CompressionType::kNone, CompressionType::kLZ4Values}) {
+    SCOPED_TRACE(CompressionTypeName(type));
+    std::string file = "xyz" + payload;
+    AppendBlockTrailer(payload, type, &file);
+    test::StringSource src(file, nullptr, GetParam());
+    const BlockHandle h{3, payload.size()};
+    BlockContents contents;
+    ASSERT_TRUE(ReadBlock(&src, "v.seg", h, true, &contents, nullptr).ok());
+    EXPECT_EQ(contents.slice().ToString(), raw);
+    EXPECT_EQ(contents.values_compressed(),
+              type == CompressionType::kLZ4Values);
+    char scratch[256];
+    BlockContents transient;
+    TransientSource source;
+    ASSERT_TRUE(ReadTransientBlock(&src, "v.seg", h, true, scratch,
+                                   sizeof(scratch), &transient, nullptr,
+                                   &source)
+                    .ok());
+    EXPECT_EQ(transient.slice().ToString(), raw);
+    EXPECT_EQ(transient.values_compressed(),
+              type == CompressionType::kLZ4Values);
+    std::string out;
+    const Status s = ReadBlock(&src, "v.seg", h, true, &out, nullptr);
+    if (type == CompressionType::kNone) {
+      EXPECT_TRUE(s.ok()) << s.ToString();
+    } else {
+      EXPECT_TRUE(s.IsCorruption()) << s.ToString();
+      EXPECT_NE(s.ToString().find("v.seg"), std::string::npos);
+    }
+  }
+}
+
 // Blocks are read into a buffer on the stack or the heap depending on their
 // size; every size around the switch, stored raw or compressed, reads back
 // whole, also into an output string that held a larger block before.
@@ -248,7 +290,7 @@ TEST_P(ReadBlockTest, MalformedCompressedPayloads) {
   };
   EXPECT_TRUE(read(lz4, 1).ok());
   EXPECT_TRUE(read(lz4, 2).IsCorruption());  // LZ4 bytes taken for ZSTD
-  EXPECT_TRUE(read(lz4, 3).IsCorruption());  // no such type
+  EXPECT_TRUE(read(lz4, 4).IsCorruption());  // no such type
   std::string huge_header;
   PutVarint32(&huge_header, 0xffffffffu);
   EXPECT_TRUE(read(huge_header + lz4.substr(5), 1).IsCorruption());

@@ -286,11 +286,12 @@ TEST(SegmentTest, OneKey) {
 // The main model check over many shapes of segment.
 TEST(SegmentTest, RoundTripAgainstModel) {
   for (uint32_t seed = 1; seed <= 4; seed++) {
-    for (CompressionType c : {CompressionType::kNone, CompressionType::kLZ4}) {
+    for (CompressionType c : {CompressionType::kNone, CompressionType::kLZ4,
+                               CompressionType::kLZ4Values}) {
       for (size_t block_size : {size_t{64}, size_t{512}, size_t{4096}}) {
         for (bool filter : {false, true}) {
           SCOPED_TRACE("seed=" + std::to_string(seed) +
-                       " lz4=" + std::to_string(c == CompressionType::kLZ4) +
+                       " compression=" + CompressionTypeName(c) +
                        " block_size=" + std::to_string(block_size) +
                        " filter=" + std::to_string(filter));
           const Dataset d = MakeDataset(seed, 300, /*binary_keys=*/seed % 2);
@@ -420,14 +421,15 @@ TEST(SegmentTest, LargeValues) {
     entries.push_back(
         MakeEntry("big" + std::to_string(i), 1, ValueType::kValue, v));
   }
-  for (CompressionType c : {CompressionType::kNone, CompressionType::kLZ4}) {
+  for (CompressionType c : {CompressionType::kNone, CompressionType::kLZ4,
+                               CompressionType::kLZ4Values}) {
     SegmentBuilderOptions bo;
     bo.compression = c;
     std::string file;
     SegmentProperties props;
     ASSERT_TRUE(test::BuildSegment(bo, entries, &file, &props).ok());
     EXPECT_EQ(props.num_data_blocks, 4u);
-    if (c == CompressionType::kLZ4) {
+    if (c != CompressionType::kNone) {
       EXPECT_LT(file.size(), 3u << 20);  // the periodic values compress
     }
     std::unique_ptr<SegmentReader> reader;
@@ -783,7 +785,8 @@ TEST(SegmentTest, ChecksumVerifiedOnCacheFillAndOnRequest) {
 TEST(SegmentTest, LookupsThroughEveryBlockPath) {
   for (size_t max_value : {size_t{40}, size_t{20000}}) {
     const Dataset d = MakeDataset(31, 400, true, max_value);
-    for (CompressionType c : {CompressionType::kNone, CompressionType::kLZ4}) {
+    for (CompressionType c : {CompressionType::kNone, CompressionType::kLZ4,
+                               CompressionType::kLZ4Values}) {
       SegmentBuilderOptions bo;
       bo.compression = c;
       bo.block_size = max_value > 1000 ? 16 << 10 : 1024;
@@ -796,7 +799,7 @@ TEST(SegmentTest, LookupsThroughEveryBlockPath) {
         for (size_t capacity : {size_t{0}, size_t{4} << 10, size_t{1} << 30}) {
           for (bool fill : {true, false}) {
             SCOPED_TRACE(std::string("compression=") +
-                         (c == CompressionType::kNone ? "none" : "lz4") +
+                         CompressionTypeName(c) +
                          " max_value=" + std::to_string(max_value) +
                          " mode=" + test::ReadModeName(mode) +
                          " capacity=" + std::to_string(capacity) +

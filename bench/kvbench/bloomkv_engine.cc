@@ -43,7 +43,7 @@ class BloomkvEngine : public Engine {
   Status Open(const std::string& path) {
     Options o;
     o.create_if_missing = true;
-    o.error_if_exists = true;
+    o.error_if_exists = !options_.reopen;
     o.env = &env_;
     o.filter_policy = options_.bits_per_key > 0
                           ? NewBloomFilterPolicy(options_.bits_per_key)

@@ -60,6 +60,8 @@ struct EngineOptions {
   // the file grows only as pages are written. Smaller for valgrind, which
   // cannot reserve 1 TiB.
   uint64_t lmdb_map_gib = 1024;
+  // Open the store this engine filled before instead of a fresh one.
+  bool reopen = false;
 };
 
 // Monotonic counters since Open.

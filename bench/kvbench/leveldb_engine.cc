@@ -118,7 +118,7 @@ class LevelDbEngine : public Engine {
   Status Open(const std::string& path) {
     leveldb::Options o;
     o.create_if_missing = true;
-    o.error_if_exists = true;
+    o.error_if_exists = !options_.reopen;
     o.env = &env_;
     o.write_buffer_size = options_.write_buffer_bytes;
     if (options_.max_open_files > 0) {

@@ -187,7 +187,7 @@ class RocksDbEngine : public Engine {
 
     rocksdb::Options o;
     o.create_if_missing = true;
-    o.error_if_exists = true;
+    o.error_if_exists = !options_.reopen;
     o.env = env_.get();
     o.statistics = stats_;
     o.write_buffer_size = options_.write_buffer_bytes;

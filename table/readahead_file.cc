@@ -24,6 +24,7 @@ Status ReadaheadFile::Read(uint64_t offset, size_t n, Slice* result,
     const size_t size = std::max(want, n);
     if (buffer_.size() < size) buffer_.resize(size);
     buffer_size_ = 0;
+    file_->WillNeed(offset, size);
     Slice got;
     Status s = file_->Read(offset, size, &got, buffer_.data());
     if (!s.ok()) return s;

@@ -35,6 +35,10 @@ class ReadaheadFile final : public RandomAccessFile {
   Status Recheck(uint64_t offset, size_t n) const override {
     return file_->Recheck(offset, n);
   }
+  // Not passed on: each refill of the buffer asks the file for its whole
+  // stretch, so a block read from the buffer needs no hint of its own (and
+  // a system call per block would cost a scan more than it saves).
+  void WillNeed(uint64_t /*offset*/, size_t /*n*/) const override {}
 
  private:
   const RandomAccessFile* const file_;

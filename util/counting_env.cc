@@ -92,6 +92,9 @@ class CountingRandomAccessFile final : public RandomAccessFile {
   Status Recheck(uint64_t offset, size_t n) const override {
     return target_->Recheck(offset, n);
   }
+  void WillNeed(uint64_t offset, size_t n) const override {
+    target_->WillNeed(offset, n);
+  }
 
  private:
   const std::unique_ptr<RandomAccessFile> target_;

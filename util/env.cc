@@ -13,6 +13,8 @@ RandomAccessFile::~RandomAccessFile() = default;
 Status RandomAccessFile::Recheck(uint64_t /*offset*/, size_t /*n*/) const {
   return Status::OK();
 }
+
+void RandomAccessFile::WillNeed(uint64_t /*offset*/, size_t /*n*/) const {}
 WritableFile::~WritableFile() = default;
 FileLock::~FileLock() = default;
 Logger::~Logger() = default;

@@ -248,7 +248,8 @@ TEST_P(SegmentFileTest, DamagedDataBlockIsCorruptionOnRead) {
 // open); with pread every read is verified.
 TEST_P(SegmentFileTest, MappedBlocksAreVerifiedOnceThenTrusted) {
   const Data d = MakeData(3, 1500);
-  for (CompressionType c : {CompressionType::kNone, CompressionType::kLZ4}) {
+  for (CompressionType c : {CompressionType::kNone, CompressionType::kLZ4,
+                            CompressionType::kLZ4Values}) {
     SCOPED_TRACE("compression " + std::to_string(static_cast<int>(c)));
     std::unique_ptr<SegmentReader> reader;
     const std::string contents = Build(d, c);
@@ -273,7 +274,8 @@ TEST_P(SegmentFileTest, MappedBlocksAreVerifiedOnceThenTrusted) {
   }
 }
 
-// With a cache that holds every block: a block stored raw in a mapping is
+// With a cache that holds every block: a block stored raw in a mapping (of
+// raw values, or of values compressed one by one) is
 // searched where it lies, so it never takes room in the cache and, once
 // verified, its lookups do not ask the cache; compressed blocks, and every
 // block read with pread, go to the cache and are served from it.
@@ -288,9 +290,11 @@ TEST_P(SegmentFileTest, MappedRawBlocksStayOutOfTheCache) {
                                   ValueType::kValue, value));
     d.values[key] = value;
   }
-  for (CompressionType c : {CompressionType::kNone, CompressionType::kLZ4}) {
+  for (CompressionType c : {CompressionType::kNone, CompressionType::kLZ4,
+                            CompressionType::kLZ4Values}) {
     SCOPED_TRACE("compression " + std::to_string(static_cast<int>(c)));
-    const bool in_place = GetParam() && c == CompressionType::kNone;
+    // Values compressed one by one leave their blocks raw: in place too.
+    const bool in_place = GetParam() && c != CompressionType::kLZ4;
     Cache cache(64 << 20, 0);
     std::unique_ptr<SegmentReader> reader;
     const std::string contents = Build(d, c);

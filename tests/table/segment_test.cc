@@ -776,6 +776,72 @@ TEST(SegmentTest, ChecksumVerifiedOnCacheFillAndOnRequest) {
   EXPECT_EQ(stats.cache_hits, 2u);
 }
 
+// A file that hands out its own bytes (as a mapping does) and records the
+// WillNeed hints it is given.
+class HintedSource final : public RandomAccessFile {
+ public:
+  explicit HintedSource(std::string contents)
+      : source_(std::move(contents), nullptr, test::ReadMode::kInPlace) {}
+  Status Read(uint64_t offset, size_t n, Slice* result,
+              char* scratch) const override {
+    return source_.Read(offset, n, result, scratch);
+  }
+  void WillNeed(uint64_t offset, size_t n) const override {
+    hints->emplace_back(offset, n);
+  }
+  std::shared_ptr<std::vector<std::pair<uint64_t, size_t>>> hints =
+      std::make_shared<std::vector<std::pair<uint64_t, size_t>>>();
+
+ private:
+  test::StringSource source_;
+};
+
+// Every block read for the first time from a file that owns its bytes is
+// asked for whole before it is touched (a mapping would otherwise fault
+// its pages in one by one); a block trusted since its first check is not,
+// so a warm lookup makes no system call.
+TEST(SegmentTest, FirstReadsOfABlockAskForItWhole) {
+  const Dataset d = MakeDataset(41, 300, false);
+  for (CompressionType c : {CompressionType::kNone, CompressionType::kLZ4,
+                            CompressionType::kLZ4Values}) {
+    SCOPED_TRACE(CompressionTypeName(c));
+    SegmentBuilderOptions bo;
+    bo.compression = c;
+    bo.block_size = 512;
+    bo.filter_policy = std::make_shared<ExactFilterPolicy>();
+    std::string file;
+    SegmentProperties props;
+    ASSERT_TRUE(test::BuildSegment(bo, d.entries, &file, &props).ok());
+    auto source = std::make_unique<HintedSource>(file);
+    const auto hints = source->hints;
+    std::unique_ptr<SegmentReader> reader;
+    ASSERT_TRUE(SegmentReader::Open(ReaderOptions(bo.filter_policy),
+                                    "000001.seg", std::move(source),
+                                    file.size(), &reader)
+                    .ok());
+    // Properties, index, filter, and the value dictionary when there is
+    // one: each asked for with its trailer.
+    EXPECT_EQ(props.has_value_dictionary ? 4u : 3u, hints->size());
+    for (const auto& [offset, n] : *hints) {
+      EXPECT_LE(offset + n, file.size() - kFooterSize);
+    }
+    const std::string& key = d.versions.begin()->first;
+    for (int pass = 0; pass < 3; pass++) {
+      hints->clear();
+      LookupResult r;
+      std::string v;
+      ASSERT_TRUE(reader
+                      ->Get(SegmentReadOptions(), key, KeyHash(key),
+                            kMaxSequenceNumber, &r, &v, nullptr)
+                      .ok());
+      ASSERT_EQ(LookupResult::kFound, r);
+      // Checked by the first lookup, trusted by the others (an LZ4 block
+      // is decompressed again, unchecked).
+      EXPECT_EQ(pass == 0 ? 1u : 0u, hints->size()) << "pass " << pass;
+    }
+  }
+}
+
 // A point lookup's data block comes one of three ways: a cache hit, a read
 // admitted into the cache, or a read for that lookup only (no cache, a full
 // cache that does not admit it, or fill_cache=false), which borrows a

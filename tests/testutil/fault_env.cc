@@ -77,6 +77,9 @@ class FaultRandomAccessFile final : public RandomAccessFile {
   Status Recheck(uint64_t offset, size_t n) const override {
     return target_->Recheck(offset, n);
   }
+  void WillNeed(uint64_t offset, size_t n) const override {
+    target_->WillNeed(offset, n);
+  }
 
  private:
   FaultInjectionEnv* const env_;

@@ -159,6 +159,36 @@ TEST_P(EnvMmapTest, ConcurrentReaders) {
 
 // Beyond max_mmap_files, files are read with pread, and a closed mapped file
 // gives its place back.
+// WillNeed is a hint: over any range, in bounds or not, aligned or not,
+// it changes no byte a read returns (a mapped file asks the kernel for the
+// pages; a file read with pread ignores it).
+TEST_P(EnvMmapTest, WillNeedChangesNothingReadsReturn) {
+  Random rnd(13);
+  const std::string data = test::RandomBytes(&rnd, 3 * 4096 + 123);
+  const std::string fname = dir_.File("hinted");
+  ASSERT_TRUE(WriteStringToFile(env_.get(), data, fname, false).ok());
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env_->NewRandomAccessFile(fname, &f).ok());
+  const uint64_t size = data.size();
+  for (const auto& [offset, n] :
+       std::vector<std::pair<uint64_t, size_t>>{{0, 0},
+                                                {0, 1},
+                                                {4095, 2},
+                                                {100, 10000},
+                                                {size - 1, 1},
+                                                {size - 10, 1000},
+                                                {size, 10},
+                                                {size + 4096, 4096},
+                                                {1, SIZE_MAX},
+                                                {UINT64_MAX - 5, 100}}) {
+    f->WillNeed(offset, n);
+  }
+  std::string scratch(data.size(), '\0');
+  Slice r;
+  ASSERT_TRUE(f->Read(0, data.size(), &r, scratch.data()).ok());
+  EXPECT_EQ(r.ToString(), data);
+}
+
 TEST(EnvMmapLimitTest, FilesBeyondTheBoundAreReadWithPread) {
   test::TempDir dir;
   std::unique_ptr<Env> env = MakeEnv(true, /*max_mmap_files=*/2);

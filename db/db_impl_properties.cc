@@ -165,7 +165,8 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
   }
   if (name == "bloomkv.approximate-memory-usage" ||
       name == "bloomkv.resource-usage") {
-    uint64_t filter_bytes = 0, index_bytes = 0, segments = 0;
+    uint64_t filter_bytes = 0, index_bytes = 0, dictionary_bytes = 0;
+    uint64_t segments = 0;
     uint64_t paged_indexes = 0, paged_filters = 0;
     for (int level = 0; level < kNumLevels; level++) {
       for (const auto& f : v->files(level)) {
@@ -173,6 +174,7 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
         if (f->filter != nullptr) filter_bytes += f->filter->memory();
         if (f->meta != nullptr) {
           index_bytes += f->meta->index_memory();
+          dictionary_bytes += f->meta->value_dictionary_memory();
           if (f->meta->index_paged()) paged_indexes++;
           if (f->meta->filter_paged()) paged_filters++;
         }
@@ -183,7 +185,7 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     const uint64_t row_cache_bytes =
         row_cache_ != nullptr ? row_cache_->TotalCharge() : 0;
     const uint64_t total = mem_usage + filter_bytes + index_bytes +
-                           cache_bytes + row_cache_bytes;
+                           dictionary_bytes + cache_bytes + row_cache_bytes;
     if (name == "bloomkv.approximate-memory-usage") {
       *value = std::to_string(total);
       return true;
@@ -194,6 +196,7 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     add("memtable_bytes", mem_usage);
     add("filter_bytes", filter_bytes);
     add("index_bytes", index_bytes);
+    add("value_dictionary_bytes", dictionary_bytes);
     add("block_cache_bytes", cache_bytes);
     add("row_cache_bytes", row_cache_bytes);
     add("total_bytes", total);

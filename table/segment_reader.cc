@@ -704,6 +704,9 @@ uint64_t SegmentMeta::index_memory() const {
              ? index_block->size() + index_prefixes.MemoryUsage()
              : 0;
 }
+uint64_t SegmentMeta::value_dictionary_memory() const {
+  return values != nullptr ? values->memory() : 0;
+}
 uint64_t SegmentMeta::memory() const {
   return index_memory() + (filter != nullptr ? filter->memory() : 0);
 }

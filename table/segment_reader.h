@@ -163,6 +163,8 @@ struct SegmentMeta {
   // filter_and_index_memory_limit counts; a value dictionary, at most
   // 8 KiB, is kept beside them, never paged).
   uint64_t memory() const;
+  // Bytes of the value dictionary held in memory (0 when there is none).
+  uint64_t value_dictionary_memory() const;
   // About where the entries at or after internal key `ikey` start: the
   // offset of the data block a lookup of it reads, or the end of the data
   // blocks when it is past them. From the index in memory: no IO.

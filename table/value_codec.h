@@ -69,6 +69,8 @@ class ValueDictionary {
   // The value whose stored form is `stored`, into *value; false, with
   // *value unspecified, when `stored` is malformed.
   bool Decode(const Slice& stored, std::string* value) const;
+  // Bytes of memory held.
+  size_t memory() const { return bytes_.capacity() + sizeof(*this); }
 
  private:
   const std::string bytes_;

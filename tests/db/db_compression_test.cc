@@ -252,8 +252,11 @@ TEST_F(DbCompressionTest, ValuesCompressedOneByOneBesideBlockCodecs) {
       {{0, CompressionType::kNone}, {1, CompressionType::kLZ4}},
       CompressionType::kLZ4Values);
   EXPECT_TRUE(*levels.rbegin() >= 2) << "no deeper level to check";
-  // Only the segments of compressed values are format version 3.
+  // Only the segments of compressed values are format version 3, and their
+  // dictionaries (at most 8 KiB each) are reported as memory.
+  uint64_t version3 = 0;
   for (const SegmentInfo& seg : db_->GetSegmentInfo()) {
+    version3 += seg.level >= 2;
     const std::string path = SegmentFileName(path_, seg.file_number);
     std::string data;
     ASSERT_TRUE(ReadFileToString(Env::Default(), path, &data).ok());
@@ -268,6 +271,10 @@ TEST_F(DbCompressionTest, ValuesCompressedOneByOneBesideBlockCodecs) {
               footer.format_version)
         << path << " at level " << seg.level;
   }
+  const uint64_t dictionaries =
+      test::ResourceUsage(db_.get()).at("value_dictionary_bytes");
+  EXPECT_GT(dictionaries, version3 * 100);
+  EXPECT_LE(dictionaries, version3 * (16 << 10));
   test::ExpectDbHolds(db_.get(), model_);
   Open(o);
   test::ExpectDbHolds(db_.get(), model_);

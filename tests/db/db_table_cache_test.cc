@@ -931,8 +931,11 @@ TEST(DBTableCacheTest, ReportsMemoryAndOpenFiles) {
   EXPECT_GT(usage.at("index_bytes"), 0u);
   EXPECT_GT(usage.at("memtable_bytes"), 0u);  // an empty one has its arena
   EXPECT_EQ(0u, usage.at("row_cache_bytes"));  // none configured
+  // Level 0 is stored raw: no value dictionaries.
+  EXPECT_EQ(0u, usage.at("value_dictionary_bytes"));
   EXPECT_EQ(usage.at("memtable_bytes") + usage.at("filter_bytes") +
-                usage.at("index_bytes") + usage.at("block_cache_bytes"),
+                usage.at("index_bytes") + usage.at("value_dictionary_bytes") +
+                usage.at("block_cache_bytes"),
             usage.at("total_bytes"));
   std::string total;
   ASSERT_TRUE(db->GetProperty("bloomkv.approximate-memory-usage", &total));

@@ -296,9 +296,6 @@ Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
     heap_scratch.resize(n + kBlockTrailerSize);
     scratch = heap_scratch.data();
   }
-  // A block checked now is one not read before (or read anew): a mapped
-  // file fetches its pages at once rather than fault by fault.
-  if (verify_checksum) file->WillNeed(handle.offset, n + kBlockTrailerSize);
   Slice got;
   Status s = file->Read(handle.offset, n + kBlockTrailerSize, &got, scratch);
   if (!s.ok()) return s;

@@ -275,6 +275,19 @@ struct SegmentReader::Rep {
                                     meta->values, file_name, offset);
   }
 
+  // Reads and checksums a metadata block (properties, value dictionary,
+  // index, filter), read whole once: a mapped file is asked for all its
+  // pages first rather than fault them in one by one. (A data block is
+  // not: a lookup touches its one or two pages, and a warm store would pay
+  // a system call for every block's first lookup.)
+  template <typename Contents>
+  Status ReadMetaBlock(const BlockHandle& h, Contents* contents,
+                       uint64_t* bytes_read) const {
+    file->WillNeed(h.offset, h.size + kBlockTrailerSize);
+    return ReadBlock(file.get(), file_name, h, /*verify_checksum=*/true,
+                     contents, bytes_read);
+  }
+
   // Reads and checks the footer, the properties, the index block and (when
   // a policy interprets it) the filter. Metadata blocks are always
   // checksummed: they are read once and trusted for the segment's life.
@@ -300,8 +313,7 @@ struct SegmentReader::Rep {
     meta->index_handle = footer.index_handle;
     meta->filter_handle = footer.filter_handle;
     std::string contents;
-    s = ReadBlock(file.get(), file_name, footer.properties_handle, true,
-                  &contents, nullptr);
+    s = ReadMetaBlock(footer.properties_handle, &contents, nullptr);
     if (!s.ok()) return s;
     s = meta->props.DecodeFrom(contents);
     if (!s.ok()) {
@@ -328,7 +340,7 @@ struct SegmentReader::Rep {
       }
       s = CheckHandle(h, "value dictionary");
       std::string block;
-      if (s.ok()) s = ReadBlock(file.get(), file_name, h, true, &block, nullptr);
+      if (s.ok()) s = ReadMetaBlock(h, &block, nullptr);
       if (!s.ok()) return s;
       Slice dictionary;
       if (!DecodeValueDictionaryBlock(block, &dictionary)) {
@@ -339,8 +351,7 @@ struct SegmentReader::Rep {
     }
 
     BlockContents index_contents;
-    s = ReadBlock(file.get(), file_name, footer.index_handle, true,
-                  &index_contents, nullptr);
+    s = ReadMetaBlock(footer.index_handle, &index_contents, nullptr);
     if (s.ok()) {
       s = Block::Parse(std::move(index_contents), file_name,
                        footer.index_handle.offset, &meta->index_block);
@@ -363,8 +374,7 @@ struct SegmentReader::Rep {
       s = CheckHandle(footer.filter_handle, "filter");
       std::string filter;
       if (s.ok()) {
-        s = ReadBlock(file.get(), file_name, footer.filter_handle, true,
-                      &filter, nullptr);
+        s = ReadMetaBlock(footer.filter_handle, &filter, nullptr);
       }
       if (!s.ok()) return s;
       meta->filter = std::make_shared<const SegmentFilter>(
@@ -395,8 +405,7 @@ struct SegmentReader::Rep {
     Contents contents;
     uint64_t bytes = 0;
     if (s.ok()) {
-      s = ReadBlock(file.get(), file_name, h, /*verify_checksum=*/true,
-                    &contents, &bytes);
+      s = ReadMetaBlock(h, &contents, &bytes);
     }
     if (stats != nullptr) {
       stats->meta_blocks_read++;

@@ -66,12 +66,11 @@ class RandomAccessFile {
   // reports its errors).
   virtual Status Recheck(uint64_t offset, size_t n) const;
 
-  // A hint that the n bytes at offset are about to be read whole (a block
-  // read for the first time, a metadata block, a scan's next stretch): a
-  // mapped file, whose pages fault in one at a time (its mapping is marked
-  // for random access, so a fault reads no more than its page), asks the
-  // kernel for all of them at once. A file that wraps another passes it
-  // on. Default: nothing.
+  // A hint that the n bytes at offset are about to be read whole (a
+  // metadata block, a scan's next stretch): a mapped file, whose pages
+  // fault in one at a time (its mapping is marked for random access, so a
+  // fault reads no more than its page), asks the kernel for all of them at
+  // once. A file that wraps another passes it on. Default: nothing.
   virtual void WillNeed(uint64_t offset, size_t n) const;
 };
 
@@ -134,9 +133,8 @@ struct EnvOptions {
   // file, as with pread. An application that installs a SIGBUS handler of
   // its own after the first file was mapped takes that over: lost pages
   // then end the process. A mapping is marked for random access, so that
-  // a page fault reads its page only; a block read for the first time, a
-  // metadata block and a scan's next stretch ask for all their pages at
-  // once (RandomAccessFile::WillNeed). Turn it on for a store the page
+  // a page fault reads its page only; a metadata block and a scan's next
+  // stretch ask for all their pages at once (RandomAccessFile::WillNeed). Turn it on for a store the page
   // cache holds: hits ran 2.3 times as fast mapped at 10^6 links with the
   // default compression (docs/benchmarks.md, "Values compressed one by
   // one"). Default: false, until a store larger than memory has been

@@ -28,6 +28,10 @@ namespace {
 // always fits the 32-bit offsets of the block format.
 constexpr size_t kMaxKeyOrValueSize = size_t{1} << 30;
 constexpr size_t kMaxBlockSize = size_t{1} << 30;
+// A segment of compressed values holds its first entries until they give
+// its dictionary kValueDictionaryBytes of values, or until they take this
+// much memory, whichever comes first.
+constexpr size_t kMaxHeldBytes = 256 << 10;
 
 std::string WithSeekTrailer(std::string user_key) {
   PutFixed64(&user_key,
@@ -205,6 +209,7 @@ struct SegmentBuilder::Rep {
   bool values_held = false;
   std::vector<std::pair<std::string, std::string>> held;
   size_t held_value_bytes = 0;
+  size_t held_bytes = 0;  // keys and values
   std::unique_ptr<ValueCompressor> values;  // set once the dictionary is
   BlockHandle dictionary_handle;
   std::string stored_value;
@@ -253,7 +258,11 @@ Status SegmentBuilder::Add(const Slice& internal_key, const Slice& value) {
   if (r->values_held) {
     r->held.emplace_back(internal_key.ToString(), value.ToString());
     r->held_value_bytes += value.size();
-    if (r->held_value_bytes >= kValueDictionaryBytes) {
+    r->held_bytes += internal_key.size() + value.size();
+    // Values enough for the dictionary, or (short or empty values: a
+    // key-only store) as many entries as the builder may keep waiting.
+    if (r->held_value_bytes >= kValueDictionaryBytes ||
+        r->held_bytes >= kMaxHeldBytes) {
       r->status = r->PlaceHeld();
     }
   } else {

@@ -447,6 +447,52 @@ TEST(SegmentTest, LargeValues) {
   }
 }
 
+// Values compressed one by one: the builder holds the first entries until
+// their values make the dictionary, but not forever: with empty or tiny
+// values (a key-only store) it starts writing blocks once the entries held
+// take a bounded amount of memory.
+TEST(SegmentTest, CompressedValuesDoNotHoldAKeyOnlySegment) {
+  for (size_t value_size : {size_t{0}, size_t{1}}) {
+    SCOPED_TRACE("value_size=" + std::to_string(value_size));
+    std::string file;
+    SegmentBuilderOptions bo;
+    bo.compression = CompressionType::kLZ4Values;
+    bo.filter_policy = std::make_shared<ExactFilterPolicy>();
+    test::StringSink sink(&file);
+    SegmentBuilder builder(bo, &sink);
+    constexpr int kN = 100000;
+    char key[32];
+    for (int i = 0; i < kN; i++) {
+      std::snprintf(key, sizeof(key), "code%08d", i);
+      ASSERT_TRUE(builder
+                      .Add(MakeInternalKey(key, 1, ValueType::kValue),
+                           std::string(value_size, 'v'))
+                      .ok());
+      if (i == kN / 2) {
+        // Half the entries (about 1.2 MB of keys) in: blocks are written.
+        EXPECT_GT(builder.FileSize(), 500u << 10);
+      }
+    }
+    ASSERT_TRUE(builder.Finish().ok());
+    EXPECT_TRUE(builder.properties().has_value_dictionary);
+    std::unique_ptr<SegmentReader> reader;
+    ASSERT_TRUE(test::OpenSegment(ReaderOptions(bo.filter_policy), file,
+                                  &reader)
+                    .ok());
+    for (int i = 0; i < kN; i += 997) {
+      std::snprintf(key, sizeof(key), "code%08d", i);
+      LookupResult r;
+      std::string v = "x";
+      ASSERT_TRUE(reader
+                      ->Get(SegmentReadOptions(), key, KeyHash(key), 1, &r, &v,
+                            nullptr)
+                      .ok());
+      ASSERT_EQ(LookupResult::kFound, r) << key;
+      EXPECT_EQ(std::string(value_size, 'v'), v);
+    }
+  }
+}
+
 TEST(SegmentTest, OneMillionKeys) {
   constexpr int kN = 1000000;
   std::string file;

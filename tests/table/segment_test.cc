@@ -883,6 +883,19 @@ TEST(SegmentTest, MetadataBlocksAreAskedForWholeDataBlocksAreNot) {
       ASSERT_EQ(LookupResult::kFound, r);
       EXPECT_EQ(0u, hints->size()) << "pass " << pass;
     }
+    // A scan through a readahead buffer asks for each stretch it refills.
+    hints->clear();
+    SegmentReadOptions scan;
+    scan.readahead_size = 2048;
+    std::unique_ptr<Iterator> it = reader->NewIterator(scan, nullptr);
+    size_t entries = 0;
+    for (it->SeekToFirst(); it->Valid(); it->Next()) entries++;
+    ASSERT_TRUE(it->status().ok()) << it->status().ToString();
+    EXPECT_EQ(d.entries.size(), entries);
+    EXPECT_GE(hints->size(), 2u);
+    for (const auto& [offset, n] : *hints) {
+      EXPECT_GE(n, 1024u) << offset;  // a stretch, not a block at a time
+    }
   }
 }
 

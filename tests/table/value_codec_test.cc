@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "table/format.h"
+#include "tests/testutil/test_util.h"
 #include "util/coding.h"
 
 namespace bloomkv {
@@ -34,46 +35,47 @@ std::string Encode(ValueCompressor* c, const std::string& v) {
 }
 
 TEST(ValueCodecTest, EveryValueComesBackAsWritten) {
-  const uint32_t seed = std::random_device()();
-  SCOPED_TRACE("seed=" + std::to_string(seed));
-  std::mt19937 rng(seed);
-  std::vector<std::string> values;
-  for (int i = 0; i < 2000; i++) values.push_back(Url(&rng));
-  values.push_back("");
-  values.push_back("x");
-  values.push_back(std::string(100000, 'a'));
-  std::string random(3000, '\0');
-  for (char& c : random) c = static_cast<char>(rng());
-  values.push_back(random);
-  std::string dictionary;
-  for (const std::string& v : values) dictionary += v;
-  // Empty, short, exactly the limit, and longer (cut to the limit).
-  for (size_t dict_size :
-       {size_t{0}, size_t{100}, kValueDictionaryBytes, dictionary.size()}) {
-    SCOPED_TRACE("dictionary=" + std::to_string(dict_size));
-    ValueCompressor compressor(Slice(dictionary.data(), dict_size));
-    EXPECT_LE(compressor.dictionary().size(), kValueDictionaryBytes);
-    const ValueDictionary reader(compressor.dictionary());
-    size_t raw = 0, stored_bytes = 0;
-    for (const std::string& v : values) {
-      const std::string stored = Encode(&compressor, v);
-      std::string back = "previous contents";
-      ASSERT_TRUE(reader.Decode(stored, &back)) << v.size();
-      ASSERT_EQ(back, v);
-      // Never more than the value and its length.
-      ASSERT_LE(stored.size(), v.size() + VarintLength(v.size()));
-      if (v.size() < 200) {
-        raw += v.size();
-        stored_bytes += stored.size();
+  for (uint64_t seed : test::TestSeeds()) {
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    std::mt19937 rng(static_cast<uint32_t>(seed));
+    std::vector<std::string> values;
+    for (int i = 0; i < 2000; i++) values.push_back(Url(&rng));
+    values.push_back("");
+    values.push_back("x");
+    values.push_back(std::string(100000, 'a'));
+    std::string random(3000, '\0');
+    for (char& c : random) c = static_cast<char>(rng());
+    values.push_back(random);
+    std::string dictionary;
+    for (const std::string& v : values) dictionary += v;
+    // Empty, short, exactly the limit, and longer (cut to the limit).
+    for (size_t dict_size :
+         {size_t{0}, size_t{100}, kValueDictionaryBytes, dictionary.size()}) {
+      SCOPED_TRACE("dictionary=" + std::to_string(dict_size));
+      ValueCompressor compressor(Slice(dictionary.data(), dict_size));
+      EXPECT_LE(compressor.dictionary().size(), kValueDictionaryBytes);
+      const ValueDictionary reader(compressor.dictionary());
+      size_t raw = 0, stored_bytes = 0;
+      for (const std::string& v : values) {
+        const std::string stored = Encode(&compressor, v);
+        std::string back = "previous contents";
+        ASSERT_TRUE(reader.Decode(stored, &back)) << v.size();
+        ASSERT_EQ(back, v);
+        // Never more than the value and its length.
+        ASSERT_LE(stored.size(), v.size() + VarintLength(v.size()));
+        if (v.size() < 200) {
+          raw += v.size();
+          stored_bytes += stored.size();
+        }
       }
+      if (dict_size >= kValueDictionaryBytes) {
+        // The URLs share their hosts and alphabet with the dictionary.
+        EXPECT_LT(stored_bytes, raw * 9 / 10);
+      }
+      // The incompressible value is stored as it is, after its length.
+      const std::string stored = Encode(&compressor, random);
+      EXPECT_EQ(stored.substr(stored.size() - random.size()), random);
     }
-    if (dict_size >= kValueDictionaryBytes) {
-      // The URLs share their hosts and alphabet with the dictionary.
-      EXPECT_LT(stored_bytes, raw * 9 / 10);
-    }
-    // The incompressible value is stored as it is, after its length.
-    const std::string stored = Encode(&compressor, random);
-    EXPECT_EQ(stored.substr(stored.size() - random.size()), random);
   }
 }
 

@@ -3,6 +3,9 @@
 // end-of-file behaviour, a mapped file hands out its own bytes, and the bound
 // on mapped files falls back to pread without failing.
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -187,6 +190,44 @@ TEST_P(EnvMmapTest, WillNeedChangesNothingReadsReturn) {
   Slice r;
   ASSERT_TRUE(f->Read(0, data.size(), &r, scratch.data()).ok());
   EXPECT_EQ(r.ToString(), data);
+}
+
+// A mapped file is read a page at a time: touching one page of a file the
+// page cache does not hold brings in that page, not the kernel's read-around
+// of the pages near it (which, at a typical read_ahead_kb, would be dozens
+// of pages: a whole small segment per fault).
+TEST(EnvMmapRandomTest, AFaultReadsItsPageOnly) {
+  test::TempDir dir;
+  const std::string fname = dir.File("cold");
+  Random rnd(17);
+  const std::string data = test::RandomBytes(&rnd, 4 << 20);
+  std::unique_ptr<Env> env = MakeEnv(true);
+  ASSERT_TRUE(WriteStringToFile(env.get(), data, fname, /*sync=*/true).ok());
+  // Evict the file's clean pages (no root needed).
+  const int fd = ::open(fname.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env->NewRandomAccessFile(fname, &f).ok());
+  Slice whole;
+  ASSERT_TRUE(f->Read(0, data.size(), &whole, nullptr).ok());
+  ASSERT_EQ(whole.size(), data.size());
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> resident(data.size() / page);
+  auto count = [&]() {
+    EXPECT_EQ(0, ::mincore(const_cast<char*>(whole.data()), data.size(),
+                           resident.data()));
+    size_t n = 0;
+    for (unsigned char r : resident) n += r & 1;
+    return n;
+  };
+  if (count() > 0) {
+    GTEST_SKIP() << "the page cache kept the file (tmpfs?): nothing to see";
+  }
+  volatile char c = whole.data()[data.size() / 2];
+  (void)c;
+  EXPECT_LE(count(), 4u);
 }
 
 TEST(EnvMmapLimitTest, FilesBeyondTheBoundAreReadWithPread) {

@@ -342,8 +342,7 @@ Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
         if (p != scratch) {
           // The file's own bytes (a mapping), alive while the file is open.
           *contents->out = BlockContents::Borrowed(p, n);
-          contents->out->set_values_compressed(type ==
-                                               CompressionType::kLZ4Values);
+          MarkValuesCompressed(contents, type == CompressionType::kLZ4Values);
           *contents->source = TransientSource::kFileInPlace;
           return Status::OK();
         }

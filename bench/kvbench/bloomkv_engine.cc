@@ -121,9 +121,10 @@ class BloomkvEngine : public Engine {
                 : "") +
            ", compression " + compression_ +
            ", 4 KiB blocks, leveled compaction" +
-           (options_.mmap_reads < 0   ? ""
-            : options_.mmap_reads > 0 ? ", mmap reads"
-                                      : ", pread reads") +
+           ((options_.mmap_reads < 0 ? EnvOptions().use_mmap_reads
+                                     : options_.mmap_reads > 0)
+                ? ", mmap reads"
+                : ", pread reads") +
            (options_.sync_writes ? ", synced writes" : "") +
            (options_.meta_limit_bytes == 0
                 ? ""

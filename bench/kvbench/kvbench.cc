@@ -571,7 +571,7 @@ int Main(int argc, char** argv) {
                "every write synced to the engine's log before it returns");
   app.add_option("--mmap_reads", flags.mmap_reads,
                  "bloomkv: read segments through mappings (on), with pread "
-                 "(off), or as its default Env does (default)")
+                 "(off), or as its default Env does (default: mapped)")
       ->check(CLI::IsMember({"default", "on", "off"}));
   app.add_option("--compression", flags.compression,
                  "bloomkv: compression below level 0: lz4-values (value by "

@@ -349,7 +349,9 @@ void DamageFile(const std::string& path, const Region& r, Damage damage) {
   ASSERT_TRUE(WriteStringToFile(env, data, path, false).ok());
 }
 
-using Cell = std::tuple<Target, Damage>;
+// The damaged file, the damage, and whether segments are read mapped (the
+// default Env) or with pread.
+using Cell = std::tuple<Target, Damage, bool>;
 
 class CorruptionMatrixTest : public testing::TestWithParam<Cell> {
  protected:
@@ -366,6 +368,9 @@ class CorruptionMatrixTest : public testing::TestWithParam<Cell> {
 
   Target target() const { return std::get<0>(GetParam()); }
   Damage damage() const { return std::get<1>(GetParam()); }
+  Env* read_env() const {
+    return std::get<2>(GetParam()) ? Env::Default() : test::PreadEnv();
+  }
   bool MayLoseLastWal() const { return target() == Target::kLastWal; }
 
   // An error is acceptable when it is Corruption or IOError naming the file.
@@ -454,6 +459,7 @@ TEST_P(CorruptionMatrixTest, ErrorOrExactDataAndNoFileLost) {
       FilesOfType(dir_.path(), FileType::kSegmentFile);
   Options options = MatrixOptions();
   options.create_if_missing = false;
+  options.env = read_env();
 
   {
     std::unique_ptr<DB> db;
@@ -497,10 +503,12 @@ INSTANTIATE_TEST_SUITE_P(
                         Target::kManifestLastRecord,
                         Target::kManifestMiddleRecord, Target::kCurrent),
         testing::Values(Damage::kFlipByte, Damage::kTruncate, Damage::kDelete,
-                        Damage::kZeroPage)),
+                        Damage::kZeroPage),
+        testing::Bool()),
     [](const testing::TestParamInfo<Cell>& info) {
       return std::string(TargetName(std::get<0>(info.param))) + "_" +
-             DamageName(std::get<1>(info.param));
+             DamageName(std::get<1>(info.param)) +
+             (std::get<2>(info.param) ? "_Mapped" : "_Pread");
     });
 
 }  // namespace

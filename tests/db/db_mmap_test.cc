@@ -196,6 +196,13 @@ TEST(DBCutSegmentTest, DefaultOptionsFailTheReadsNotTheProcess) {
               testing::ExitedWithCode(kCutOk), "");
 }
 
+TEST(DBCutSegmentTest, PreadSegmentsFailTheReadsNotTheProcess) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  test::TempDir dir;
+  EXPECT_EXIT(std::exit(ReadACutSegment(dir.path(), test::PreadEnv())),
+              testing::ExitedWithCode(kCutOk), "");
+}
+
 TEST(DBCutSegmentTest, MappedSegmentsFailTheReadsNotTheProcess) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   for (const bool read_first : {false, true}) {

@@ -96,6 +96,15 @@ int CountStatusPrefixes(const std::string& text) {
   return n;
 }
 
+Env* PreadEnv() {
+  static Env* const env = [] {
+    EnvOptions options;
+    options.use_mmap_reads = false;
+    return NewPosixEnv(options).release();
+  }();
+  return env;
+}
+
 std::vector<uint64_t> TestSeeds() {
   const char* env = std::getenv("BLOOMKV_TEST_SEED");
   if (env != nullptr && env[0] != '\0') {

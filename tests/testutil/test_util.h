@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "bloomkv/db.h"
+#include "bloomkv/env.h"
 #include "bloomkv/options.h"
 #include "util/random.h"
 
@@ -51,6 +52,10 @@ class TempDir {
 // Seeds for randomized tests: $BLOOMKV_TEST_SEED if set (a malformed value
 // fails the current test and falls back to the defaults), else a fixed list.
 std::vector<uint64_t> TestSeeds();
+
+// A process-wide POSIX Env that reads segment files with pread(2), for the
+// tests that run a path both mapped (Env::Default()) and not. Never deleted.
+Env* PreadEnv();
 
 // len printable ASCII characters (' ' to '~').
 std::string RandomString(Random* rnd, size_t len);

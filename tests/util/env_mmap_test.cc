@@ -276,12 +276,20 @@ TEST(EnvMmapLimitTest, ZeroMapsNothing) {
 // A file cut short under a mapping ends the process at the next read of a
 // lost page; under pread the read comes back short. The default Env reads
 // with pread, so outside damage never takes a database's process down.
-TEST(EnvMmapLimitTest, DefaultEnvReadsWithPread) {
+// The default Env maps segment files; EnvOptions turns it off.
+TEST(EnvMmapLimitTest, DefaultEnvMapsFiles) {
   test::TempDir dir;
   const std::string fname = dir.File("f");
   ASSERT_TRUE(WriteStringToFile(Env::Default(), "abcdef", fname, false).ok());
   std::unique_ptr<RandomAccessFile> f;
   ASSERT_TRUE(Env::Default()->NewRandomAccessFile(fname, &f).ok());
+  EXPECT_TRUE(ReadsInPlace(*f));
+  EXPECT_TRUE(EnvOptions().use_mmap_reads);
+
+  EnvOptions off;
+  off.use_mmap_reads = false;
+  std::unique_ptr<Env> pread_env = NewPosixEnv(off);
+  ASSERT_TRUE(pread_env->NewRandomAccessFile(fname, &f).ok());
   EXPECT_FALSE(ReadsInPlace(*f));
 }
 

@@ -14,6 +14,7 @@
 #include "bloomkv/checkpoint.h"
 #include "bloomkv/cuckoo_filter.h"
 #include "bloomkv/db.h"
+#include "bloomkv/env.h"
 #include "bloomkv/filter_policy.h"
 #include "bloomkv/iterator.h"
 #include "bloomkv/options.h"
@@ -26,6 +27,8 @@
 using bloomkv::BloomFilter;
 using bloomkv::CuckooFilter;
 using bloomkv::DB;
+using bloomkv::Env;
+using bloomkv::EnvOptions;
 using bloomkv::Iterator;
 using bloomkv::Options;
 using bloomkv::ReadOptions;
@@ -454,6 +457,16 @@ void bloomkv_options_set_target_file_size(bloomkv_options_t* options,
 void bloomkv_options_set_max_background_compactions(
     bloomkv_options_t* options, int n) {
   options->rep.max_background_compactions = n;
+}
+void bloomkv_options_set_mmap_reads(bloomkv_options_t* options,
+                                    unsigned char v) {
+  // Never deleted, as Env::Default(): a database may outlive its options.
+  static Env* const pread_env = [] {
+    EnvOptions eo;
+    eo.use_mmap_reads = false;
+    return bloomkv::NewPosixEnv(eo).release();
+  }();
+  options->rep.env = v ? Env::Default() : pread_env;
 }
 void bloomkv_options_set_compression(bloomkv_options_t* options, int type) {
   // An unknown value is passed on as it is, for Open to reject.

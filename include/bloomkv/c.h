@@ -230,6 +230,12 @@ void bloomkv_options_set_target_file_size(bloomkv_options_t* options,
                                           uint64_t bytes);
 void bloomkv_options_set_max_background_compactions(
     bloomkv_options_t* options, int n);
+/* 1 (the default): segment files are mapped into memory
+ * (EnvOptions::use_mmap_reads of the default Env), and bloomkv installs a
+ * process-wide SIGBUS handler with the first mapping (docs/durability.md);
+ * 0: they are read with pread(2) through a process-wide Env of its own. */
+void bloomkv_options_set_mmap_reads(bloomkv_options_t* options,
+                                    unsigned char v);
 
 /* Stored values, never to change: they name Options::compression. */
 enum {

@@ -161,6 +161,8 @@ void bloomkv_options_set_filter_and_index_memory_limit(
 void bloomkv_options_set_max_open_files(bloomkv_options_t* options, int n);
 void bloomkv_options_set_target_file_size(bloomkv_options_t* options,
                                           uint64_t bytes);
+void bloomkv_options_set_mmap_reads(bloomkv_options_t* options,
+                                    unsigned char v);
 void bloomkv_options_set_max_background_compactions(
     bloomkv_options_t* options, int n);
 void bloomkv_options_set_compression(bloomkv_options_t* options, int type);
@@ -368,6 +370,7 @@ _OPTION_SETTERS = {
     "max_background_compactions":
         ("bloomkv_options_set_max_background_compactions", int),
     "bloom_bits_per_key": ("bloomkv_options_set_bloom_filter", float),
+    "mmap_reads": ("bloomkv_options_set_mmap_reads", bool),
 }
 _COMPRESSION = {"none": 0, "lz4": 1, "zstd": 2, "lz4-values": 3}
 

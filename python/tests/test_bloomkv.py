@@ -223,6 +223,20 @@ class DBTest(TempDir):
             bloomkv.DB(self.path("db-bad"), create_if_missing=True,
                        compression="snappy")
 
+    def test_mmap_reads_maps_segment_files_or_not(self):
+        def maps_a_segment():
+            with open("/proc/self/maps") as f:
+                return any(line.rstrip().endswith(".seg") for line in f)
+
+        for mapped in (True, False):
+            path = self.path(f"db-mmap-{mapped}")
+            with bloomkv.DB(path, create_if_missing=True,
+                            block_cache_capacity=0, mmap_reads=mapped) as db:
+                db.put(b"code1", b"https://example.com/1")
+                db.flush()
+                self.assertEqual(db.get(b"code1"), b"https://example.com/1")
+                self.assertEqual(maps_a_segment(), mapped)
+
 
 class FilterTest(unittest.TestCase):
     def test_the_articles_bloom_demo(self):

@@ -541,6 +541,60 @@ static void TestMemoryLimit(const char* parent) {
   bloomkv_options_destroy(options);
 }
 
+/* Whether this process maps a file whose name ends with suffix
+ * (/proc/self/maps). */
+static int MapsFileEndingWith(const char* suffix) {
+  FILE* f = fopen("/proc/self/maps", "r");
+  if (f == NULL) return -1;
+  char line[4608];
+  int found = 0;
+  const size_t n = strlen(suffix);
+  while (fgets(line, sizeof(line), f) != NULL) {
+    size_t len = strlen(line);
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == ' ')) len--;
+    if (len >= n && memcmp(line + len - n, suffix, n) == 0) found = 1;
+  }
+  fclose(f);
+  return found;
+}
+
+/* Segment files are mapped by default; mmap_reads(0) reads them with
+ * pread, and both answer alike. */
+static void TestMmapReads(const char* parent) {
+  for (int mapped = 0; mapped <= 1; mapped++) {
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/mmap%d", parent, mapped);
+    char* err = NULL;
+    bloomkv_options_t* options = bloomkv_options_create();
+    bloomkv_options_set_create_if_missing(options, 1);
+    bloomkv_options_set_block_cache_capacity(options, 0);
+    if (!mapped) bloomkv_options_set_mmap_reads(options, 0);
+    bloomkv_t* db = bloomkv_open(options, path, &err);
+    CHECK_NO_ERROR(err);
+    CHECK(db != NULL);
+    if (db == NULL) {
+      bloomkv_options_destroy(options);
+      continue;
+    }
+    bloomkv_writeoptions_t* wo = bloomkv_writeoptions_create();
+    bloomkv_put(db, wo, "code1", 5, "https://example.com/1", 21, &err);
+    CHECK_NO_ERROR(err);
+    bloomkv_flush(db, &err);
+    CHECK_NO_ERROR(err);
+    bloomkv_readoptions_t* ro = bloomkv_readoptions_create();
+    size_t n = 0;
+    char* got = bloomkv_get(db, ro, "code1", 5, &n, &err);
+    CHECK_NO_ERROR(err);
+    CHECK(Equal(got, n, "https://example.com/1"));
+    bloomkv_free(got);
+    CHECK(MapsFileEndingWith(".seg") == mapped);
+    bloomkv_readoptions_destroy(ro);
+    bloomkv_writeoptions_destroy(wo);
+    bloomkv_close(db);
+    bloomkv_options_destroy(options);
+  }
+}
+
 int main(void) {
   CHECK(bloomkv_major_version() >= 0 && bloomkv_minor_version() >= 0);
   char expected[32];
@@ -555,6 +609,7 @@ int main(void) {
   }
   TestDatabase(dir);
   TestMemoryLimit(dir);
+  TestMmapReads(dir);
   TestFilters();
   RemoveTree(dir);
   if (failures > 0) {

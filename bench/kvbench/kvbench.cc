@@ -59,7 +59,8 @@ struct Flags {
   std::vector<uint64_t> range_tombstones = {0};
   uint64_t lmdb_map_gib = 1024;
   bool sync = false;
-  std::string mmap_reads = "default";
+  // One bloomkv store per value, side by side: default, on or off.
+  std::vector<std::string> mmap_reads = {"default"};
   std::string compression = "lz4-values";
   uint64_t writes = 0;
   uint64_t deletes = 0;
@@ -137,6 +138,10 @@ struct FilterConfig {
   // Range deletions issued after the fill (bloomkv only), one of
   // --range_tombstones.
   uint64_t range_tombstones = 0;
+  // How bloomkv reads segments, one of --mmap_reads: "default", "on" or
+  // "off"; labelled only when --mmap_reads lists more than one.
+  std::string mmap_reads = "default";
+  bool label_mmap_reads = false;
 
   bool on() const {
     return bits_per_key > 0 || deep_filter == "fuse8" || deep_filter == "fuse16";
@@ -153,6 +158,7 @@ struct FilterConfig {
     if (max_open_files > 0) label += "-mof" + std::to_string(max_open_files);
     if (meta_limit_kib > 0) label += "-meta" + std::to_string(meta_limit_kib);
     if (range_tombstones > 0) label += "-rt" + std::to_string(range_tombstones);
+    if (label_mmap_reads) label += "-mmap-" + mmap_reads;
     return label;
   }
 };
@@ -188,9 +194,9 @@ EngineOptions MakeEngineOptions(const Flags& flags,
   eo.meta_limit_bytes = filter.meta_limit_kib << 10;
   eo.lmdb_map_gib = flags.lmdb_map_gib;
   eo.sync_writes = flags.sync;
-  eo.mmap_reads = flags.mmap_reads == "default" ? -1
-                  : flags.mmap_reads == "on"    ? 1
-                                                : 0;
+  eo.mmap_reads = filter.mmap_reads == "default" ? -1
+                  : filter.mmap_reads == "on"    ? 1
+                                                 : 0;
   eo.compression = flags.compression;
   return eo;
 }
@@ -246,6 +252,7 @@ std::unique_ptr<Store> OpenStore(const std::string& engine_name,
   r.max_open_files = filter.max_open_files;
   r.meta_limit_kib = filter.meta_limit_kib;
   r.range_tombstones = filter.range_tombstones;
+  if (filter.label_mmap_reads) r.mmap_reads = filter.mmap_reads;
   r.minimize_filter_fp =
       engine_name == "bloomkv" && flags.filter_allocation == "minimize";
   r.settle_mode = flags.settle;
@@ -571,8 +578,10 @@ int Main(int argc, char** argv) {
                "every write synced to the engine's log before it returns");
   app.add_option("--mmap_reads", flags.mmap_reads,
                  "bloomkv: read segments through mappings (on), with pread "
-                 "(off), or as its default Env does (default: mapped)")
-      ->check(CLI::IsMember({"default", "on", "off"}));
+                 "(off), or as its default Env does (default: mapped); or a "
+                 "list (on,off): one bloomkv store per value, side by side")
+      ->check(CLI::IsMember({"default", "on", "off"}))
+      ->delimiter(',');
   app.add_option("--compression", flags.compression,
                  "bloomkv: compression below level 0: lz4-values (value by "
                  "value, the default), lz4 (blocks), zstd or none")
@@ -701,10 +710,14 @@ int Main(int argc, char** argv) {
       for (int m : flags.max_open_files) {
         for (uint64_t limit : flags.meta_limit_kib) {
           for (uint64_t rt : flags.range_tombstones) {
-            expanded.push_back(f);
-            expanded.back().max_open_files = m;
-            expanded.back().meta_limit_kib = limit;
-            expanded.back().range_tombstones = rt;
+            for (const std::string& mmap : flags.mmap_reads) {
+              expanded.push_back(f);
+              expanded.back().max_open_files = m;
+              expanded.back().meta_limit_kib = limit;
+              expanded.back().range_tombstones = rt;
+              expanded.back().mmap_reads = mmap;
+              expanded.back().label_mmap_reads = flags.mmap_reads.size() > 1;
+            }
           }
         }
       }
@@ -769,7 +782,7 @@ int Main(int argc, char** argv) {
                    {"meta_limit_kib", JoinInts(flags.meta_limit_kib)},
                    {"range_tombstones", JoinInts(flags.range_tombstones)},
                    {"sync", flags.sync ? "true" : "false"},
-                   {"mmap_reads", flags.mmap_reads},
+                   {"mmap_reads", Join(flags.mmap_reads)},
                    {"compression", flags.compression},
                    {"threads", JoinInts(flags.threads)},
                    {"bits_per_key", std::to_string(flags.bits_per_key)},
@@ -829,6 +842,10 @@ int Main(int argc, char** argv) {
                        e.c_str(), filter.Label().c_str());
           continue;
         }
+        if (filter.mmap_reads != flags.mmap_reads.front() && e != "bloomkv") {
+          // The peers read as they always do: one store each.
+          continue;
+        }
         if (filter.meta_limit_kib > 0 && e != "bloomkv") {
           std::fprintf(stderr, "note: --meta_limit_kib is bloomkv's; %s %s skipped\n",
                        e.c_str(), filter.Label().c_str());
@@ -838,7 +855,8 @@ int Main(int argc, char** argv) {
             base + "/" + e + (filter.on() ? "-filters" : "-nofilter") +
             (flags.filter_configs.empty() && flags.max_open_files.size() == 1 &&
                      flags.meta_limit_kib.size() == 1 &&
-                     flags.range_tombstones.size() == 1
+                     flags.range_tombstones.size() == 1 &&
+                     flags.mmap_reads.size() == 1
                  ? ""
                  : "-" + filter.Label());
         stores.push_back(OpenStore(e, filter, flags, codes, urls, dir));

@@ -38,7 +38,8 @@ std::string SeriesName(const RunResult& r) {
   if (!r.filters_on()) return r.engine + " no-filter";
   return r.engine + " filters" +
          (r.deep_filter.empty() && !r.minimize_filter_fp && r.max_open_files == 0 &&
-                  r.meta_limit_kib == 0 && r.range_tombstones == 0
+                  r.meta_limit_kib == 0 && r.range_tombstones == 0 &&
+                  r.mmap_reads.empty()
               ? ""
               : " " + FilterLabel(r));
 }
@@ -174,6 +175,7 @@ std::string RunResult::FilterLabel() const {
   if (max_open_files > 0) label += " mof" + std::to_string(max_open_files);
   if (meta_limit_kib > 0) label += " meta" + std::to_string(meta_limit_kib) + "K";
   if (range_tombstones > 0) label += " rt" + std::to_string(range_tombstones);
+  if (!mmap_reads.empty()) label += " mmap-" + mmap_reads;
   return label;
 }
 
@@ -501,6 +503,7 @@ Status WriteJson(const std::string& path, const ReportContext& context,
     j.Field("meta_limit_kib", r.meta_limit_kib);
     j.Field("range_tombstones", r.range_tombstones);
     j.Field("range_tombstones_kept", r.range_tombstones_kept);
+    j.Field("mmap_reads", r.mmap_reads);
     j.Field("description", r.description);
     j.Field("error", r.error);
     j.Field("settle_mode", r.settle_mode);

@@ -34,6 +34,9 @@ struct RunResult {
   // Range deletions kept in the store while it is read (bloomkv only): each
   // over no key, between two issued codes.
   uint64_t range_tombstones = 0;
+  // bloomkv's reads, "on" (mapped) or "off" (pread), when --mmap_reads
+  // listed more than one way; "" otherwise (the description says which).
+  std::string mmap_reads;
   // As the engine reported them once they were flushed, before the reads.
   uint64_t range_tombstones_kept = 0;
   std::string description;

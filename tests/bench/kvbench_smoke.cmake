@@ -8,6 +8,7 @@
 #   - --settle=background leaves level-0 files, --settle=compact none;
 #   - each store waited for an idle process before its timed phases;
 #   - --compression=none reaches the bloomkv store;
+#   - --mmap_reads=on,off gives one bloomkv store per read mode;
 #   - --filter_configs gives each store its filters: bloom everywhere, or
 #     binary fuse below level 0 (named in its levels table).
 # Usage: cmake -DKVBENCH=<kvbench> -DWORK_DIR=<scratch dir> -P kvbench_smoke.cmake
@@ -165,6 +166,30 @@ if(NOT label0 STREQUAL "10 bpk" OR NOT label1 STREQUAL "10 bpk mof20" OR
    NOT mof1 EQUAL 20 OR has_mof LESS 0)
   fail("openfiles: labels '${label0}', '${label1}', max_open_files ${mof1}, "
        "description ${desc1}")
+endif()
+
+# A list of read modes: one bloomkv store each, labelled and described by it.
+run_and_check(mmap level0 --engines=bloomkv --mmap_reads=on,off
+              --benchmarks=fill,readhit)
+file(READ "${WORK_DIR}/mmap.json" json)
+foreach(i 0 1)
+  json_get(label "${json}" runs ${i} filter_label)
+  json_get(mode "${json}" runs ${i} mmap_reads)
+  json_get(desc "${json}" runs ${i} description)
+  if(mode STREQUAL "on")
+    set(want "mmap reads")
+  else()
+    set(want "pread reads")
+  endif()
+  string(FIND "${desc}" "${want}" has_mode)
+  if(NOT label STREQUAL "10 bpk mmap-${mode}" OR has_mode LESS 0)
+    fail("mmap: store ${i}: label '${label}', mmap_reads '${mode}', "
+         "description ${desc}")
+  endif()
+  set(mode${i} "${mode}")
+endforeach()
+if(NOT mode0 STREQUAL "on" OR NOT mode1 STREQUAL "off")
+  fail("mmap: stores read '${mode0}' and '${mode1}', not on and off")
 endif()
 
 # Compacted, so that the 10+fuse8 store has a level below level 0.

@@ -92,6 +92,7 @@ Status TableCache::OpenReader(const FileMetaData& f,
   ro.meta = f.meta;
   ro.block_cache = block_cache_;
   ro.cache_id = f.cache_id;
+  ro.clock = env_;
   return SegmentReader::Open(ro, fname, std::move(file), size, reader);
 }
 

@@ -47,6 +47,35 @@ struct SegmentReader::Rep {
   // read of a data block for a lookup.
   enum FileMemory : uint8_t { kUnknown, kMapped, kNotMapped };
   mutable std::atomic<uint8_t> file_memory{kUnknown};
+  // Whether the first reads of data blocks in the mapping wait for the
+  // device (the store is not all in memory): raised by kSlowStep by each
+  // first read that took kSlowMicros or more, lowered by one by each
+  // quicker one, between 0 and kMaxColdScore. Above 0, a first read that
+  // straddles a page boundary asks for its pages first: one device read
+  // for both, where two page faults would make two, one after the other.
+  // A warm store stays at 0 and makes no system call. Updated with relaxed
+  // loads and stores: a lost update only delays the switch by a read.
+  mutable std::atomic<int32_t> cold_score{0};
+  static constexpr int32_t kSlowStep = 4, kMaxColdScore = 64;
+  static constexpr uint64_t kSlowMicros = 20;
+
+  // Before a first read of [offset, offset + n) in the mapping: asks for
+  // its pages when the file has been cold and it straddles a page.
+  void MaybeAskForPages(uint64_t offset, size_t n) const {
+    constexpr uint64_t kPage = 4096;
+    if (cold_score.load(std::memory_order_relaxed) > 0 &&
+        offset / kPage != (offset + n - 1) / kPage) {
+      file->WillNeed(offset, n);
+    }
+  }
+  // After it: whether it waited.
+  void RecordFirstRead(uint64_t micros) const {
+    const int32_t score = cold_score.load(std::memory_order_relaxed);
+    const int32_t next = micros >= kSlowMicros
+                             ? std::min(score + kSlowStep, kMaxColdScore)
+                             : std::max(score - 1, 0);
+    if (next != score) cold_score.store(next, std::memory_order_relaxed);
+  }
 
   uint64_t BlockState(uint32_t block) const {
     if (block >= num_block_states) return 0;
@@ -178,9 +207,17 @@ struct SegmentReader::Rep {
     BlockContents contents;
     uint64_t bytes = 0;
     const bool verified = (state & kVerified) != 0;
+    Env* const clock = options.clock;
+    const bool timed = !verified && memory == kMapped && clock != nullptr;
+    uint64_t start = 0;
+    if (timed) {
+      MaybeAskForPages(h.offset, static_cast<size_t>(h.size) + kBlockTrailerSize);
+      start = clock->NowMicros();
+    }
     TransientSource source;
     s = ReadTransientBlock(file.get(), file_name, h, !verified, scratch,
                            scratch_size, &contents, &bytes, &source);
+    if (timed) RecordFirstRead(clock->NowMicros() - start);
     CountRead(bytes, stats);
     if (!s.ok()) return s;
     if (verified && stats != nullptr) stats->checksums_trusted++;

@@ -44,6 +44,7 @@
 namespace bloomkv {
 
 class Cache;
+class Env;
 class FilterPolicy;
 class RandomAccessFile;
 
@@ -189,6 +190,12 @@ struct SegmentReaderOptions {
   // The file's id in the block cache; 0 takes a new one. A file reopened
   // with its earlier id finds the blocks its earlier reader cached.
   uint64_t cache_id = 0;
+  // A clock (NowMicros) for a mapped file's first read of each data block:
+  // while such reads keep waiting for the device, a block that straddles
+  // a page boundary asks for all its pages first (RandomAccessFile::
+  // WillNeed), so that its pages come in one device read instead of one
+  // page fault after the other. Null: never asked. Not owned.
+  Env* clock = nullptr;
 };
 
 // IO done by one operation; the reader adds to it, never resets it.

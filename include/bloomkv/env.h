@@ -68,7 +68,8 @@ class RandomAccessFile {
   virtual Status Recheck(uint64_t offset, size_t n) const;
 
   // A hint that the n bytes at offset are about to be read whole (a
-  // metadata block, a scan's next stretch): a mapped file, whose pages
+  // metadata block, a scan's next stretch, a data block across a page
+  // boundary while the store is not in memory): a mapped file, whose pages
   // fault in one at a time (its mapping is marked for random access, so a
   // fault reads no more than its page), asks the kernel for all of them at
   // once. A file that wraps another passes it on. Default: nothing.
@@ -136,7 +137,9 @@ struct EnvOptions {
   // then end the process; one that wants no handler at all turns mapped
   // reads off. A mapping is marked for random access, so that a page fault
   // reads its page only; a metadata block and a scan's next stretch ask for
-  // all their pages at once (RandomAccessFile::WillNeed). The pages a
+  // all their pages at once (RandomAccessFile::WillNeed), and so does a
+  // data block that straddles two pages when the first reads of blocks
+  // have been waiting for the device. The pages a
   // mapping touches count in the process's resident set (as page cache the
   // kernel can take back), not in the heap.
   //

@@ -899,6 +899,134 @@ TEST(SegmentTest, MetadataBlocksAreAskedForWholeDataBlocksAreNot) {
   }
 }
 
+// An Env whose clock moves by step_micros at every reading, so that every
+// timed read takes that long.
+class SteppingClock final : public EnvWrapper {
+ public:
+  SteppingClock() : EnvWrapper(Env::Default()) {}
+  uint64_t NowMicros() override { return now_ += step_micros; }
+  uint64_t step_micros = 0;
+
+ private:
+  uint64_t now_ = 0;
+};
+
+// A mapped file's first read of a data block is timed. While such reads
+// wait (the store is not in memory), a block that straddles a page boundary
+// is asked for whole before it is touched, one device read instead of a
+// page fault per page; quick first reads (a store in memory) stop the
+// hints, and verified blocks are never hinted.
+TEST(SegmentTest, FirstReadsThatWaitAskForTheirStraddlingBlocks) {
+  const Dataset d = MakeDataset(43, 600, false);
+  for (CompressionType c :
+       {CompressionType::kNone, CompressionType::kLZ4Values}) {
+    SCOPED_TRACE(CompressionTypeName(c));
+    SegmentBuilderOptions bo;
+    bo.compression = c;
+    bo.block_size = 1024;
+    std::string file;
+    SegmentProperties props;
+    ASSERT_TRUE(test::BuildSegment(bo, d.entries, &file, &props).ok());
+    const uint64_t data_end = props.data_end();
+    ASSERT_GT(data_end, 4u * 4096);  // blocks across several pages
+
+    // Reads each key once in key order (each data block's first read comes
+    // with its first key); returns the hints of data blocks given meanwhile.
+    const auto read_all = [&](const SegmentReader& reader,
+                              HintedSource* source) {
+      source->hints->clear();
+      for (const auto& [key, versions] : d.versions) {
+        LookupResult r;
+        std::string v;
+        EXPECT_TRUE(reader
+                        .Get(SegmentReadOptions(), key, KeyHash(key),
+                             kMaxSequenceNumber, &r, &v, nullptr)
+                        .ok());
+      }
+      return *source->hints;
+    };
+    const auto open = [&](SteppingClock* clock, HintedSource** source,
+                          std::unique_ptr<SegmentReader>* reader) {
+      auto f = std::make_unique<HintedSource>(file);
+      *source = f.get();
+      SegmentReaderOptions o = ReaderOptions();
+      o.clock = clock;
+      ASSERT_TRUE(SegmentReader::Open(o, "000001.seg", std::move(f),
+                                      file.size(), reader)
+                      .ok());
+    };
+
+    {
+      SCOPED_TRACE("every first read waits");
+      SteppingClock clock;
+      clock.step_micros = 100;
+      HintedSource* source;
+      std::unique_ptr<SegmentReader> reader;
+      open(&clock, &source, &reader);
+      const auto hints = read_all(*reader, source);
+      EXPECT_GE(hints.size(), 2u);
+      for (const auto& [offset, n] : hints) {
+        EXPECT_LE(offset + n, data_end);
+        EXPECT_LE(n, 2 * bo.block_size);
+        EXPECT_NE(offset / 4096, (offset + n - 1) / 4096)
+            << "hinted a block within one page at " << offset;
+      }
+      // Every block is verified now: no first reads, no hints.
+      EXPECT_EQ(0u, read_all(*reader, source).size());
+    }
+    {
+      SCOPED_TRACE("no first read waits");
+      SteppingClock clock;
+      HintedSource* source;
+      std::unique_ptr<SegmentReader> reader;
+      open(&clock, &source, &reader);
+      EXPECT_EQ(0u, read_all(*reader, source).size());
+    }
+    {
+      SCOPED_TRACE("a few waits, then none");
+      SteppingClock clock;
+      clock.step_micros = 100;
+      HintedSource* source;
+      std::unique_ptr<SegmentReader> reader;
+      open(&clock, &source, &reader);
+      // Whether a lookup made the first read of a block (one not trusted
+      // from before).
+      SegmentReadStats stats;
+      auto it = d.versions.begin();
+      const auto first_read = [&]() {
+        const SegmentReadStats before = stats;
+        LookupResult r;
+        std::string v;
+        EXPECT_TRUE(reader
+                        ->Get(SegmentReadOptions(), it->first,
+                              KeyHash(it->first), kMaxSequenceNumber, &r, &v,
+                              &stats)
+                        .ok());
+        ++it;
+        return stats.data_blocks_read > before.data_blocks_read &&
+               stats.checksums_trusted == before.checksums_trusted;
+      };
+      // The file's first block read (not timed: the reader learns there
+      // that the file is mapped), then two timed ones that wait.
+      for (int n = 0; n < 3 && it != d.versions.end();) n += first_read();
+      // Quick from now on: each first read lowers the score by one, so the
+      // hints stop within 2 * 4 first reads.
+      clock.step_micros = 0;
+      int blocks_after = 0;
+      int last_hint_block = 0;
+      while (it != d.versions.end()) {
+        const size_t hints_before = source->hints->size();
+        if (first_read()) blocks_after++;
+        if (source->hints->size() > hints_before) {
+          last_hint_block = blocks_after;
+        }
+      }
+      EXPECT_GT(blocks_after, 20);
+      EXPECT_LE(last_hint_block, 8);
+    }
+  }
+}
+
 // A point lookup's data block comes one of three ways: a cache hit, a read
 // admitted into the cache, or a read for that lookup only (no cache, a full
 // cache that does not admit it, or fill_cache=false), which borrows a

@@ -945,25 +945,28 @@ TEST(SegmentTest, FirstReadsThatWaitAskForTheirStraddlingBlocks) {
       }
       return *source->hints;
     };
-    const auto open = [&](SteppingClock* clock, HintedSource** source,
-                          std::unique_ptr<SegmentReader>* reader) {
+    // A reader of the file timed by a clock stepping step_micros per reading.
+    struct Opened {
+      SteppingClock clock;
+      HintedSource* source = nullptr;
+      std::unique_ptr<SegmentReader> reader;
+    };
+    const auto open = [&](uint64_t step_micros, Opened* o) {
+      o->clock.step_micros = step_micros;
       auto f = std::make_unique<HintedSource>(file);
-      *source = f.get();
-      SegmentReaderOptions o = ReaderOptions();
-      o.clock = clock;
-      ASSERT_TRUE(SegmentReader::Open(o, "000001.seg", std::move(f),
-                                      file.size(), reader)
+      o->source = f.get();
+      SegmentReaderOptions ro = ReaderOptions();
+      ro.clock = &o->clock;
+      ASSERT_TRUE(SegmentReader::Open(ro, "000001.seg", std::move(f),
+                                      file.size(), &o->reader)
                       .ok());
     };
 
     {
       SCOPED_TRACE("every first read waits");
-      SteppingClock clock;
-      clock.step_micros = 100;
-      HintedSource* source;
-      std::unique_ptr<SegmentReader> reader;
-      open(&clock, &source, &reader);
-      const auto hints = read_all(*reader, source);
+      Opened o;
+      open(100, &o);
+      const auto hints = read_all(*o.reader, o.source);
       EXPECT_GE(hints.size(), 2u);
       for (const auto& [offset, n] : hints) {
         EXPECT_LE(offset + n, data_end);
@@ -972,23 +975,21 @@ TEST(SegmentTest, FirstReadsThatWaitAskForTheirStraddlingBlocks) {
             << "hinted a block within one page at " << offset;
       }
       // Every block is verified now: no first reads, no hints.
-      EXPECT_EQ(0u, read_all(*reader, source).size());
+      EXPECT_EQ(0u, read_all(*o.reader, o.source).size());
     }
     {
       SCOPED_TRACE("no first read waits");
-      SteppingClock clock;
-      HintedSource* source;
-      std::unique_ptr<SegmentReader> reader;
-      open(&clock, &source, &reader);
-      EXPECT_EQ(0u, read_all(*reader, source).size());
+      Opened o;
+      open(0, &o);
+      EXPECT_EQ(0u, read_all(*o.reader, o.source).size());
     }
     {
       SCOPED_TRACE("a few waits, then none");
-      SteppingClock clock;
-      clock.step_micros = 100;
-      HintedSource* source;
-      std::unique_ptr<SegmentReader> reader;
-      open(&clock, &source, &reader);
+      Opened o;
+      open(100, &o);
+      SteppingClock& clock = o.clock;
+      HintedSource* source = o.source;
+      const std::unique_ptr<SegmentReader>& reader = o.reader;
       // Whether a lookup made the first read of a block (one not trusted
       // from before).
       SegmentReadStats stats;

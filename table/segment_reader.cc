@@ -211,7 +211,8 @@ struct SegmentReader::Rep {
     const bool timed = !verified && memory == kMapped && clock != nullptr;
     uint64_t start = 0;
     if (timed) {
-      MaybeAskForPages(h.offset, static_cast<size_t>(h.size) + kBlockTrailerSize);
+      MaybeAskForPages(h.offset,
+                       static_cast<size_t>(h.size) + kBlockTrailerSize);
       start = clock->NowMicros();
     }
     TransientSource source;

@@ -273,10 +273,9 @@ TEST(EnvMmapLimitTest, ZeroMapsNothing) {
   EXPECT_FALSE(ReadsInPlace(*f));
 }
 
-// A file cut short under a mapping ends the process at the next read of a
-// lost page; under pread the read comes back short. The default Env reads
-// with pread, so outside damage never takes a database's process down.
-// The default Env maps segment files; EnvOptions turns it off.
+// The default Env maps segment files; EnvOptions turns it off. (A file cut
+// short under a mapping fails the reads of its lost pages, as pread's short
+// reads do: DBCutSegmentTest.)
 TEST(EnvMmapLimitTest, DefaultEnvMapsFiles) {
   test::TempDir dir;
   const std::string fname = dir.File("f");

@@ -242,6 +242,10 @@ class DBImpl final : public DB {
   Status RunCompaction(Compaction* c) REQUIRES(mu_);
   Status MergeCompactionInputs(Compaction* c, VersionEdit* edit)
       REQUIRES(mu_);
+  // The value dictionary of c's first input segment that has one (the
+  // output level's inputs first), or null; its outputs are written with it.
+  std::shared_ptr<const ValueDictionary> InputValueDictionary(
+      const Compaction& c) EXCLUDES(mu_);
   // True while a flush or compaction is queued or running (and no
   // background error stops them).
   bool HasBackgroundWork() const REQUIRES(mu_);

@@ -19,6 +19,7 @@
 #include "db/filter_allocation.h"
 #include "db/merging_iterator.h"
 #include "db/segment_output.h"
+#include "table/value_codec.h"
 #include "util/logging.h"
 
 namespace bloomkv {
@@ -136,6 +137,21 @@ Status DBImpl::RunCompaction(Compaction* c) {
   return s;
 }
 
+std::shared_ptr<const ValueDictionary> DBImpl::InputValueDictionary(
+    const Compaction& c) {
+  for (const int which : {1, 0}) {
+    for (const auto& f : c.inputs(which)) {
+      TableCache::Handle handle;
+      if (!f->open_status.ok() || !table_cache_->Acquire(*f, &handle).ok()) {
+        continue;
+      }
+      const auto& values = handle.reader()->meta()->values;
+      if (values != nullptr && ValueRecoder::CanUse(*values)) return values;
+    }
+  }
+  return nullptr;
+}
+
 // The merge itself. mu_ is released while segments are read and written.
 Status DBImpl::MergeCompactionInputs(Compaction* c, VersionEdit* edit) {
   // Entries no snapshot can tell apart from their successors may go.
@@ -169,6 +185,19 @@ Status DBImpl::MergeCompactionInputs(Compaction* c, VersionEdit* edit) {
   sro.verify_checksums = true;
   sro.fill_cache = false;  // a compaction reads everything once
   sro.readahead_size = options_.compaction_readahead_size;
+  // Into a level of values compressed one by one, with no compaction
+  // filter to show them to, values move in their stored form: the outputs
+  // take an input segment's dictionary (the output level's first, where
+  // most of the bytes come from), whose values are then copied with no LZ4
+  // work; only the other inputs' values are compressed against it.
+  std::unique_ptr<ValueRecoder> recoder;
+  if (compression == CompressionType::kLZ4Values && filter == nullptr) {
+    std::shared_ptr<const ValueDictionary> dictionary = InputValueDictionary(*c);
+    if (dictionary != nullptr) {
+      recoder = std::make_unique<ValueRecoder>(std::move(dictionary));
+      sro.recoder = recoder.get();
+    }
+  }
   std::vector<std::unique_ptr<Iterator>> children;
   Status s;
   for (int which = 0; which < 2; which++) {
@@ -276,8 +305,9 @@ Status DBImpl::MergeCompactionInputs(Compaction* c, VersionEdit* edit) {
         pending_outputs_.insert(number);
         mu_.Unlock();
       }
-      out = std::make_unique<SegmentOutput>(options_, dbname_, number,
-                                            filter_policy, compression);
+      out = std::make_unique<SegmentOutput>(
+          options_, dbname_, number, filter_policy, compression,
+          recoder != nullptr ? recoder->dictionary() : nullptr);
       s = out->Open();
       if (!s.ok()) break;
     }

@@ -8,13 +8,15 @@ namespace bloomkv {
 SegmentOutput::SegmentOutput(const Options& options, const std::string& dbname,
                              uint64_t number,
                              std::shared_ptr<const FilterPolicy> filter_policy,
-                             CompressionType compression)
+                             CompressionType compression,
+                             std::shared_ptr<const ValueDictionary> encoded_values)
     : options_(options),
       env_(options.env),
       fname_(SegmentFileName(dbname, number)),
       number_(number),
       filter_policy_(std::move(filter_policy)),
-      compression_(compression) {}
+      compression_(compression),
+      encoded_values_(std::move(encoded_values)) {}
 
 SegmentOutput::~SegmentOutput() {
   // An output neither finished nor abandoned is incomplete: remove it.
@@ -28,6 +30,8 @@ Status SegmentOutput::Open() {
   bo.block_size = options_.block_size;
   bo.compression = compression_;
   bo.filter_policy = filter_policy_;
+  bo.value_dictionary = encoded_values_;
+  bo.values_encoded = encoded_values_ != nullptr;
   builder_ = std::make_unique<SegmentBuilder>(bo, file_.get());
   return Status::OK();
 }

@@ -23,10 +23,14 @@ class SegmentOutput {
   // filter_policy: the policy for this segment's filter (see
   // FilterPolicyForOutput); nullptr builds no filter. compression: of its
   // data blocks, for the level it is written into (CompressionForLevel).
+  // encoded_values: with kLZ4Values, not null when the values given to Add
+  // are already in their stored form against this dictionary (a
+  // compaction's ValueRecoder's), which the segment then uses.
   SegmentOutput(const Options& options, const std::string& dbname,
                 uint64_t number,
                 std::shared_ptr<const FilterPolicy> filter_policy,
-                CompressionType compression);
+                CompressionType compression,
+                std::shared_ptr<const ValueDictionary> encoded_values = nullptr);
   SegmentOutput(const SegmentOutput&) = delete;
   SegmentOutput& operator=(const SegmentOutput&) = delete;
   ~SegmentOutput();
@@ -52,6 +56,7 @@ class SegmentOutput {
   const uint64_t number_;
   const std::shared_ptr<const FilterPolicy> filter_policy_;
   const CompressionType compression_;
+  const std::shared_ptr<const ValueDictionary> encoded_values_;
   std::unique_ptr<WritableFile> file_;
   std::unique_ptr<SegmentBuilder> builder_;
   bool finished_ = false;

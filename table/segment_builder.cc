@@ -101,7 +101,13 @@ struct SegmentBuilder::Rep {
         index_block(1) {
     options.block_size =
         std::clamp<size_t>(options.block_size, 1, kMaxBlockSize);
-    values_held = version == kSegmentFormatVersion3;
+    values_held = version == kSegmentFormatVersion3 &&
+                  options.value_dictionary == nullptr;
+    if (options.values_encoded && (version != kSegmentFormatVersion3 ||
+                                   options.value_dictionary == nullptr)) {
+      status = Status::InvalidArgument(
+          "encoded values need kLZ4Values and a value dictionary");
+    }
   }
 
   Status WriteBlock(const Slice& payload, CompressionType type,
@@ -120,7 +126,7 @@ struct SegmentBuilder::Rep {
     if (data_block.empty()) return Status::OK();
     const Slice raw = data_block.Finish();
     Status s;
-    if (values != nullptr) {
+    if (version == kSegmentFormatVersion3) {
       s = WriteBlock(raw, CompressionType::kLZ4Values, &pending_handle);
     } else {
       compressed.clear();
@@ -157,6 +163,27 @@ struct SegmentBuilder::Rep {
     return Status::OK();
   }
 
+  // With compressed values: writes the dictionary block, the first block
+  // of the file, so that a segment whose footer is lost can still be read
+  // from the front (db/repair.cc).
+  Status WriteDictionary(const Slice& dictionary) {
+    std::string block;
+    EncodeValueDictionaryBlock(dictionary, &block);
+    Status s = WriteBlock(block, CompressionType::kNone, &dictionary_handle);
+    dictionary_written = s.ok();
+    return s;
+  }
+
+  // With a dictionary given in the options: writes it before the first
+  // entry and, unless the values come encoded, compresses them against it.
+  Status StartGivenDictionary() {
+    if (!options.values_encoded) {
+      values = std::make_unique<ValueCompressor>(
+          options.value_dictionary->bytes());
+    }
+    return WriteDictionary(options.value_dictionary->bytes());
+  }
+
   // With compressed values: makes the dictionary of the values held so far
   // and places the entries held.
   Status PlaceHeld() {
@@ -167,11 +194,7 @@ struct SegmentBuilder::Rep {
     }
     values = std::make_unique<ValueCompressor>(dictionary);
     values_held = false;
-    // The first block of the file, so that a segment whose footer is lost
-    // can still be read from the front (db/repair.cc).
-    std::string block;
-    EncodeValueDictionaryBlock(values->dictionary(), &block);
-    Status s = WriteBlock(block, CompressionType::kNone, &dictionary_handle);
+    Status s = WriteDictionary(values->dictionary());
     for (size_t i = 0; i < held.size() && s.ok(); i++) {
       s = Place(i > 0 ? Slice(held[i - 1].first) : Slice(), held[i].first,
                 held[i].second);
@@ -210,7 +233,9 @@ struct SegmentBuilder::Rep {
   std::vector<std::pair<std::string, std::string>> held;
   size_t held_value_bytes = 0;
   size_t held_bytes = 0;  // keys and values
-  std::unique_ptr<ValueCompressor> values;  // set once the dictionary is
+  // Set once the dictionary is, unless the values come encoded.
+  std::unique_ptr<ValueCompressor> values;
+  bool dictionary_written = false;
   BlockHandle dictionary_handle;
   std::string stored_value;
 };
@@ -254,7 +279,22 @@ Status SegmentBuilder::Add(const Slice& internal_key, const Slice& value) {
   r->props.num_entries++;
   if (parsed.type == ValueType::kDeletion) r->props.num_deletions++;
   r->props.raw_key_bytes += internal_key.size();
-  r->props.raw_value_bytes += value.size();
+  if (r->options.values_encoded) {
+    uint32_t raw_size;
+    if (!StoredValueSize(value, &raw_size)) {
+      r->status = Status::InvalidArgument("malformed stored value for key " +
+                                          internal_key.ToEscapedString());
+      return r->status;
+    }
+    r->props.raw_value_bytes += raw_size;
+  } else {
+    r->props.raw_value_bytes += value.size();
+  }
+  if (first && r->options.value_dictionary != nullptr &&
+      r->version == kSegmentFormatVersion3) {
+    r->status = r->StartGivenDictionary();
+    if (!r->status.ok()) return r->status;
+  }
   if (r->values_held) {
     r->held.emplace_back(internal_key.ToString(), value.ToString());
     r->held_value_bytes += value.size();
@@ -279,12 +319,16 @@ Status SegmentBuilder::Finish() {
     return Status::InvalidArgument("SegmentBuilder::Finish called twice");
   }
   r->done = true;
-  if (r->values_held) r->status = r->PlaceHeld();
+  if (r->values_held) {
+    r->status = r->PlaceHeld();
+  } else if (r->version == kSegmentFormatVersion3 && !r->dictionary_written) {
+    r->status = r->StartGivenDictionary();  // a segment of no entries
+  }
   if (r->status.ok()) r->status = r->FlushDataBlock();
   if (!r->status.ok()) return r->status;
   SegmentProperties& props = r->props;
 
-  if (r->values != nullptr) {
+  if (r->dictionary_written) {
     props.has_value_dictionary = true;
     props.value_dictionary_offset = r->dictionary_handle.offset;
     props.value_dictionary_size = r->dictionary_handle.size;

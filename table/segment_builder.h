@@ -21,6 +21,7 @@
 namespace bloomkv {
 
 class FilterPolicy;
+class ValueDictionary;
 class WritableFile;
 
 struct SegmentBuilderOptions {
@@ -38,6 +39,13 @@ struct SegmentBuilderOptions {
   // prefixes, so they would cost about 6% of its size.)
   uint32_t format_version = kLatestSegmentFormatVersion;
   CompressionType compression = CompressionType::kLZ4;
+  // With kLZ4Values: not null, the dictionary every value is compressed
+  // against, instead of one made from the segment's first values.
+  std::shared_ptr<const ValueDictionary> value_dictionary;
+  // With value_dictionary: the values given to Add are already in their
+  // stored form against it (table/value_codec.h), as a compaction's
+  // ValueRecoder gives them, and are written as they are.
+  bool values_encoded = false;
   // nullptr: the segment carries no filter.
   std::shared_ptr<const FilterPolicy> filter_policy;
 };

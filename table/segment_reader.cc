@@ -300,17 +300,28 @@ struct SegmentReader::Rep {
   }
 
   // An iterator over the entries of a data block that returns values as
-  // they were written.
-  std::unique_ptr<Iterator> DataBlockIterator(
-      std::shared_ptr<const Block> block) const {
-    if (!block->values_compressed()) return Block::NewIterator(std::move(block));
+  // they were written, or (recoder not null) in recoder's stored form.
+  std::unique_ptr<Iterator> DataBlockIterator(std::shared_ptr<const Block> block,
+                                              ValueRecoder* recoder) const {
+    const uint64_t offset = block->offset();
+    if (!block->values_compressed()) {
+      if (recoder == nullptr) return Block::NewIterator(std::move(block));
+      return NewValueRecodingIterator(Block::NewIterator(std::move(block)),
+                                      nullptr, recoder, file_name, offset);
+    }
     if (meta->values == nullptr) {
       return std::unique_ptr<Iterator>(
-          NewErrorIterator(BadCompressedValue(block->offset())));
+          NewErrorIterator(BadCompressedValue(offset)));
     }
-    const uint64_t offset = block->offset();
-    return NewValueDecodingIterator(Block::NewIterator(std::move(block)),
-                                    meta->values, file_name, offset);
+    if (recoder == nullptr) {
+      return NewValueDecodingIterator(Block::NewIterator(std::move(block)),
+                                      meta->values, file_name, offset);
+    }
+    if (recoder->SameDictionary(meta->values.get())) {
+      return Block::NewIterator(std::move(block));
+    }
+    return NewValueRecodingIterator(Block::NewIterator(std::move(block)),
+                                    meta->values, recoder, file_name, offset);
   }
 
   // Reads and checksums a metadata block (properties, value dictionary,
@@ -711,7 +722,7 @@ std::unique_ptr<Iterator> SegmentReader::NewIterator(
                          &block);
       }
       if (!s.ok()) return std::unique_ptr<Iterator>(NewErrorIterator(s));
-      return r->DataBlockIterator(std::move(block));
+      return r->DataBlockIterator(std::move(block), options.recoder);
     };
     return NewTwoLevelIterator(Block::NewIterator(index),
                                std::move(read_block));
@@ -722,7 +733,7 @@ std::unique_ptr<Iterator> SegmentReader::NewIterator(
     std::shared_ptr<const Block> block;
     if (s.ok()) s = r->ReadDataBlock(options, handle, stats, &block);
     if (!s.ok()) return std::unique_ptr<Iterator>(NewErrorIterator(s));
-    return r->DataBlockIterator(std::move(block));
+    return r->DataBlockIterator(std::move(block), options.recoder);
   };
   return NewTwoLevelIterator(Block::NewIterator(std::move(index)),
                              std::move(block_function));

@@ -125,6 +125,7 @@ class SegmentFilter {
 
 class Block;
 class ValueDictionary;
+class ValueRecoder;
 
 // What a segment's reader keeps in memory for its whole life, read and
 // checked once when the file is first opened: the properties, the index
@@ -219,6 +220,11 @@ struct SegmentReadOptions {
   // (table/readahead_file.h), bypassing the block cache; for one scan of
   // the whole segment, as compaction makes.
   size_t readahead_size = 0;
+  // For iterators only: not null makes value() return each value in this
+  // recoder's stored form (table/value_codec.h), for a compaction writing
+  // segments of its dictionary; a segment of that dictionary gives its
+  // stored values as they are. REQUIRES: outlives the iterators.
+  ValueRecoder* recoder = nullptr;
 };
 
 enum class LookupResult {

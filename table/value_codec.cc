@@ -16,6 +16,7 @@
 #include <lz4frame.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "table/format.h"
@@ -133,15 +134,43 @@ bool ValueDictionary::Decode(const Slice& stored, std::string* value) const {
   return got >= 0 && static_cast<uint32_t>(got) == n;
 }
 
+bool StoredValueSize(const Slice& stored, uint32_t* size) {
+  if (stored.empty()) {
+    *size = 0;
+    return true;
+  }
+  return GetVarint32Ptr(stored.data(), stored.data() + stored.size(), size) !=
+         nullptr;
+}
+
+ValueRecoder::ValueRecoder(std::shared_ptr<const ValueDictionary> dictionary)
+    : dictionary_(std::move(dictionary)), compressor_(dictionary_->bytes()) {
+  assert(CanUse(*dictionary_));
+}
+
+ValueRecoder::~ValueRecoder() = default;
+
+bool ValueRecoder::SameDictionary(const ValueDictionary* other) {
+  if (other != last_compared_) {
+    last_compared_ = other;
+    last_same_ = other != nullptr && other->bytes() == dictionary_->bytes();
+  }
+  return last_same_;
+}
+
 namespace {
 
-class ValueDecodingIterator final : public Iterator {
+// Decodes each value with `dictionary` (unless null: raw values), then
+// encodes it with `recoder` (unless null: decoded values).
+class ValueConvertingIterator final : public Iterator {
  public:
-  ValueDecodingIterator(std::unique_ptr<Iterator> it,
-                        std::shared_ptr<const ValueDictionary> dictionary,
-                        const std::string& file_name, uint64_t block_offset)
+  ValueConvertingIterator(std::unique_ptr<Iterator> it,
+                          std::shared_ptr<const ValueDictionary> dictionary,
+                          ValueRecoder* recoder, const std::string& file_name,
+                          uint64_t block_offset)
       : it_(std::move(it)),
         dictionary_(std::move(dictionary)),
+        recoder_(recoder),
         file_name_(file_name),
         block_offset_(block_offset) {}
 
@@ -177,26 +206,42 @@ class ValueDecodingIterator final : public Iterator {
     DecodeValue();
   }
   Slice key() const override { return it_->key(); }
-  Slice value() const override { return Slice(value_); }
+  Slice value() const override { return value_; }
   Status status() const override {
     return status_.ok() ? it_->status() : status_;
   }
 
  private:
-  // Decodes the value the wrapped iterator now stands on.
+  // Converts the value the wrapped iterator now stands on.
   void DecodeValue() {
-    if (it_->Valid() && !dictionary_->Decode(it_->value(), &value_)) {
-      status_ = CorruptionAt(file_name_,
-                             "corrupt compressed value in data block",
-                             block_offset_);
+    if (!it_->Valid()) return;
+    Slice raw = it_->value();
+    if (dictionary_ != nullptr) {
+      if (!dictionary_->Decode(raw, &decoded_)) {
+        status_ = CorruptionAt(file_name_,
+                               "corrupt compressed value in data block",
+                               block_offset_);
+        return;
+      }
+      raw = Slice(decoded_);
+    }
+    if (recoder_ == nullptr) {
+      value_ = raw;
+    } else {
+      encoded_.clear();
+      recoder_->Encode(raw, &encoded_);
+      value_ = Slice(encoded_);
     }
   }
 
   const std::unique_ptr<Iterator> it_;
   const std::shared_ptr<const ValueDictionary> dictionary_;
+  ValueRecoder* const recoder_;
   const std::string& file_name_;
   const uint64_t block_offset_;
-  std::string value_;
+  std::string decoded_;
+  std::string encoded_;
+  Slice value_;
   Status status_;
 };
 
@@ -206,8 +251,18 @@ std::unique_ptr<Iterator> NewValueDecodingIterator(
     std::unique_ptr<Iterator> block_iter,
     std::shared_ptr<const ValueDictionary> dictionary,
     const std::string& file_name, uint64_t block_offset) {
-  return std::make_unique<ValueDecodingIterator>(
-      std::move(block_iter), std::move(dictionary), file_name, block_offset);
+  return std::make_unique<ValueConvertingIterator>(
+      std::move(block_iter), std::move(dictionary), nullptr, file_name,
+      block_offset);
+}
+
+std::unique_ptr<Iterator> NewValueRecodingIterator(
+    std::unique_ptr<Iterator> block_iter,
+    std::shared_ptr<const ValueDictionary> dictionary, ValueRecoder* recoder,
+    const std::string& file_name, uint64_t block_offset) {
+  return std::make_unique<ValueConvertingIterator>(
+      std::move(block_iter), std::move(dictionary), recoder, file_name,
+      block_offset);
 }
 
 }  // namespace bloomkv

@@ -69,11 +69,54 @@ class ValueDictionary {
   // The value whose stored form is `stored`, into *value; false, with
   // *value unspecified, when `stored` is malformed.
   bool Decode(const Slice& stored, std::string* value) const;
+  Slice bytes() const { return Slice(bytes_); }
   // Bytes of memory held.
   size_t memory() const { return bytes_.capacity() + sizeof(*this); }
 
  private:
   const std::string bytes_;
+};
+
+// The length of the value whose stored form is `stored` (its varint32
+// prefix) into *size; false when `stored` is malformed there.
+bool StoredValueSize(const Slice& stored, uint32_t* size);
+
+// Puts values into their stored form against one dictionary, for a
+// compaction whose output segments all use it: the stored values of a
+// segment with the same dictionary are copied as they are, with no LZ4
+// work at all, and those of any other segment (raw values, LZ4 blocks, or
+// another dictionary) are decoded and compressed against it. Not copyable;
+// external synchronization required.
+class ValueRecoder {
+ public:
+  // Whether a recoder can compress against `dictionary`: one of at most
+  // kValueDictionaryBytes, as every segment writer makes.
+  static bool CanUse(const ValueDictionary& dictionary) {
+    return dictionary.bytes().size() <= kValueDictionaryBytes;
+  }
+  // REQUIRES: CanUse(*dictionary).
+  explicit ValueRecoder(std::shared_ptr<const ValueDictionary> dictionary);
+  ValueRecoder(const ValueRecoder&) = delete;
+  ValueRecoder& operator=(const ValueRecoder&) = delete;
+  ~ValueRecoder();
+
+  const std::shared_ptr<const ValueDictionary>& dictionary() const {
+    return dictionary_;
+  }
+  // Whether values stored against `other` are already in the stored form
+  // this recoder makes (the same dictionary bytes). Remembers its last
+  // answer, so that the blocks of one segment compare its dictionary once.
+  bool SameDictionary(const ValueDictionary* other);
+  // Appends the stored form of (raw) value to *dst.
+  void Encode(const Slice& value, std::string* dst) {
+    compressor_.Encode(value, dst);
+  }
+
+ private:
+  const std::shared_ptr<const ValueDictionary> dictionary_;
+  ValueCompressor compressor_;
+  const ValueDictionary* last_compared_ = nullptr;
+  bool last_same_ = false;
 };
 
 // Wraps an iterator over the entries of one data block of compressed
@@ -84,6 +127,17 @@ class ValueDictionary {
 std::unique_ptr<Iterator> NewValueDecodingIterator(
     std::unique_ptr<Iterator> block_iter,
     std::shared_ptr<const ValueDictionary> dictionary,
+    const std::string& file_name, uint64_t block_offset);
+
+// Wraps an iterator over the entries of one data block so that value()
+// returns each value in recoder's stored form: decoded with `dictionary`
+// first when it is not null (a block of compressed values), taken as raw
+// otherwise. A value that does not decode ends the iteration with
+// Corruption naming file_name and block_offset. REQUIRES: recoder and
+// file_name outlive the iterator.
+std::unique_ptr<Iterator> NewValueRecodingIterator(
+    std::unique_ptr<Iterator> block_iter,
+    std::shared_ptr<const ValueDictionary> dictionary, ValueRecoder* recoder,
     const std::string& file_name, uint64_t block_offset);
 
 }  // namespace bloomkv

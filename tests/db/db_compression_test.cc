@@ -18,6 +18,8 @@
 #include "db/filename.h"
 #include "table/block.h"
 #include "table/format.h"
+#include "table/segment_reader.h"
+#include "table/value_codec.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
 
@@ -291,6 +293,57 @@ TEST_F(DbCompressionTest, ValuesCompressedOneByOneBesideBlockCodecs) {
   ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
   test::WaitForBackgroundWork(db_.get());
   ExpectLevelsCompressed({}, CompressionType::kLZ4);
+  test::ExpectDbHolds(db_.get(), model_);
+}
+
+// The value dictionary of every live segment that has one.
+std::set<std::string> ValueDictionaries(DB* db, const std::string& path) {
+  std::set<std::string> dictionaries;
+  Env* env = Env::Default();
+  for (const SegmentInfo& seg : db->GetSegmentInfo()) {
+    const std::string file = SegmentFileName(path, seg.file_number);
+    uint64_t size = 0;
+    std::unique_ptr<RandomAccessFile> f;
+    EXPECT_TRUE(env->GetFileSize(file, &size).ok()) << file;
+    EXPECT_TRUE(env->NewRandomAccessFile(file, &f).ok()) << file;
+    std::unique_ptr<SegmentReader> reader;
+    const Status s = SegmentReader::Open(SegmentReaderOptions(), file,
+                                         std::move(f), size, &reader);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    if (reader != nullptr && reader->meta()->values != nullptr) {
+      dictionaries.insert(reader->meta()->values->bytes().ToString());
+    }
+  }
+  return dictionaries;
+}
+
+TEST_F(DbCompressionTest, CompactionsKeepTheirInputsValueDictionary) {
+  // Values compressed one by one move through a compaction in their stored
+  // form: its outputs take the dictionary of one of its inputs rather than
+  // make one from their own first values (which would cost every value an
+  // LZ4 decompression and compression), so compactions into levels that
+  // hold segments bring no new dictionary.
+  Options o = SmallOptions();
+  o.compression = CompressionType::kLZ4Values;
+  Open(o);
+  Fill(6000, /*sequential=*/false, 331);
+  const std::set<std::string> before = ValueDictionaries(db_.get(), path_);
+  ASSERT_FALSE(before.empty());
+  const uint64_t compactions = db_->GetStats().compactions;
+  Fill(3000, /*sequential=*/false, 332);
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  test::WaitForBackgroundWork(db_.get());
+  EXPECT_GT(db_->GetStats().compactions, compactions + 2);
+  const std::set<std::string> after = ValueDictionaries(db_.get(), path_);
+  ASSERT_FALSE(after.empty());
+  for (const std::string& d : after) {
+    EXPECT_EQ(before.count(d), 1u)
+        << "a compaction made a new dictionary of " << d.size() << " bytes";
+  }
+  ExpectLevelsCompressed({{0, CompressionType::kNone}},
+                         CompressionType::kLZ4Values);
+  test::ExpectDbHolds(db_.get(), model_);
+  Open(o);
   test::ExpectDbHolds(db_.get(), model_);
 }
 

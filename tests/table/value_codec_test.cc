@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -212,6 +213,94 @@ TEST(ValueCodecTest, DecodingIteratorStopsAtABadValue) {
   it->SeekForPrev("b");
   ASSERT_TRUE(it->Valid());
   EXPECT_EQ(it->value().ToString(), "https://example.com/b");
+}
+
+TEST(ValueCodecTest, StoredValueSizeReadsTheLengthPrefix) {
+  ValueCompressor compressor("https://example.com/");
+  for (const std::string& v :
+       {std::string(), std::string("x"), std::string("https://example.com/q"),
+        std::string(300, 'z')}) {
+    uint32_t size = 12345;
+    ASSERT_TRUE(StoredValueSize(Encode(&compressor, v), &size));
+    EXPECT_EQ(size, v.size());
+  }
+  uint32_t size;
+  EXPECT_FALSE(StoredValueSize("\xff\xff", &size));
+}
+
+// A compaction's recoder: values of a segment with its dictionary are
+// copied; raw values and values of another dictionary become its stored
+// form, which its dictionary decodes into the values written.
+TEST(ValueCodecTest, RecoderGivesEveryValueInItsDictionarysForm) {
+  for (uint64_t seed : test::TestSeeds()) {
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    std::mt19937 rng(static_cast<uint32_t>(seed));
+    std::vector<std::string> values;
+    for (int i = 0; i < 300; i++) values.push_back(Url(&rng));
+    values.push_back("");
+    std::string mine, other;
+    for (int i = 0; i < 100; i++) mine += Url(&rng);
+    for (int i = 0; i < 100; i++) other += "ftp://elsewhere.org/" + Url(&rng);
+    mine.resize(std::min(mine.size(), kValueDictionaryBytes));
+    other.resize(std::min(other.size(), kValueDictionaryBytes));
+    auto target = std::make_shared<const ValueDictionary>(mine);
+    ValueRecoder recoder(target);
+    ValueCompressor same(mine);
+    ValueCompressor different(other);
+    const auto same_dict = std::make_shared<const ValueDictionary>(mine);
+    const auto other_dict = std::make_shared<const ValueDictionary>(other);
+    // The same bytes in another object are the same dictionary; asking
+    // again after another answer does not reuse the last one.
+    EXPECT_TRUE(recoder.SameDictionary(same_dict.get()));
+    EXPECT_FALSE(recoder.SameDictionary(other_dict.get()));
+    EXPECT_TRUE(recoder.SameDictionary(same_dict.get()));
+    EXPECT_FALSE(recoder.SameDictionary(nullptr));
+
+    std::vector<std::pair<std::string, std::string>> raw, foreign;
+    for (size_t i = 0; i < values.size(); i++) {
+      const std::string key = "k" + std::to_string(1000 + i);
+      raw.emplace_back(key, values[i]);
+      foreign.emplace_back(key, Encode(&different, values[i]));
+    }
+    const std::string name = "000009.seg";
+    for (bool from_raw : {true, false}) {
+      SCOPED_TRACE(from_raw ? "raw values" : "another dictionary");
+      std::unique_ptr<Iterator> it = NewValueRecodingIterator(
+          std::make_unique<VectorIterator>(from_raw ? raw : foreign),
+          from_raw ? nullptr : other_dict, &recoder, name, 0);
+      size_t i = 0;
+      for (it->SeekToFirst(); it->Valid(); it->Next(), i++) {
+        // Exactly what compressing against the target gives, which the
+        // target decodes into the value written.
+        EXPECT_EQ(it->value().ToString(), Encode(&same, values[i]));
+        std::string decoded;
+        ASSERT_TRUE(target->Decode(it->value(), &decoded));
+        EXPECT_EQ(decoded, values[i]);
+      }
+      EXPECT_TRUE(it->status().ok());
+      EXPECT_EQ(i, values.size());
+    }
+  }
+}
+
+TEST(ValueCodecTest, RecodingIteratorStopsAtABadValue) {
+  const std::string dictionary = "https://example.com/";
+  ValueCompressor compressor(dictionary);
+  auto dict = std::make_shared<const ValueDictionary>(dictionary);
+  ValueRecoder recoder(std::make_shared<const ValueDictionary>("other"));
+  std::vector<std::pair<std::string, std::string>> entries = {
+      {"a", Encode(&compressor, "https://example.com/a")},
+      {"b", "\xff\xff\xff"}};
+  std::unique_ptr<Iterator> it = NewValueRecodingIterator(
+      std::make_unique<VectorIterator>(entries), dict, &recoder, "000008.seg",
+      8192);
+  it->SeekToFirst();
+  ASSERT_TRUE(it->Valid());
+  it->Next();
+  EXPECT_FALSE(it->Valid());
+  EXPECT_TRUE(it->status().IsCorruption());
+  EXPECT_NE(it->status().ToString().find("000008.seg"), std::string::npos);
+  EXPECT_NE(it->status().ToString().find("8192"), std::string::npos);
 }
 
 }  // namespace

@@ -235,6 +235,7 @@ class DBImpl final : public DB {
   void LogLevel0State() REQUIRES(mu_);
   // Releases mu_ while the segment is written.
   Status FlushImmutable() REQUIRES(mu_);
+  // Releases mu_ while the files are deleted.
   void DeleteObsoleteFiles() REQUIRES(mu_);
 
   // Compaction (db_impl_compaction.cc). Each releases mu_ while it reads
@@ -362,6 +363,8 @@ class DBImpl final : public DB {
   WriteBatch group_batch_ GUARDED_BY(front_writer_);  // the merged group
   std::list<SequenceNumber> snapshots_ GUARDED_BY(mu_);  // oldest first
   std::set<uint64_t> pending_outputs_ GUARDED_BY(mu_);
+  // Numbers of the obsolete files a DeleteObsoleteFiles is deleting now.
+  std::set<uint64_t> deleting_ GUARDED_BY(mu_);
   std::vector<const Compaction*> running_compactions_ GUARDED_BY(mu_);
   WriteDelay write_delay_ GUARDED_BY(mu_);
   // Every use of the version set is under mu_, except the lock-free load

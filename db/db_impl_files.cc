@@ -11,9 +11,17 @@ void DBImpl::DeleteObsoleteFiles() {
   if (!bg_error_.ok()) return;  // the state on disk may be uncertain
   std::set<uint64_t> live = pending_outputs_;
   versions_->AddLiveFiles(&live);
+  // Listed under mu_: a file created after the live set was taken must not
+  // be seen without being in it.
   std::vector<std::string> children;
   if (!env_->GetChildren(dbname_, &children).ok()) return;
-  for (const auto& name : children) {
+  struct Obsolete {
+    std::string name;
+    uint64_t number;
+    FileType type;
+  };
+  std::vector<Obsolete> obsolete;
+  for (auto& name : children) {
     uint64_t number;
     FileType type;
     if (!ParseFileName(name, &number, &type)) continue;
@@ -34,11 +42,26 @@ void DBImpl::DeleteObsoleteFiles() {
       case FileType::kInfoLogFile:
         break;
     }
-    if (!keep)
-      Log(info_log_, "Deleting %s: %s", name.c_str(), ObsoleteFileReason(type));
-    if (!keep && type == FileType::kSegmentFile) table_cache_->Evict(number);
-    if (!keep) env_->RemoveFile(dbname_ + "/" + name).PermitUncheckedError();
+    // A file another thread is deleting is left to it.
+    if (!keep && deleting_.insert(number).second) {
+      obsolete.push_back({std::move(name), number, type});
+    }
   }
+  if (obsolete.empty()) return;
+  // Deleted without mu_: an unlink can take long (a file system that
+  // discards the freed blocks as it goes), and writers, flushes and other
+  // compactions need mu_. A file found obsolete stays so: file numbers are
+  // never reused, and no edit adds back a file that is neither live nor a
+  // pending output.
+  mu_.Unlock();
+  for (const Obsolete& f : obsolete) {
+    Log(info_log_, "Deleting %s: %s", f.name.c_str(),
+        ObsoleteFileReason(f.type));
+    if (f.type == FileType::kSegmentFile) table_cache_->Evict(f.number);
+    env_->RemoveFile(dbname_ + "/" + f.name).PermitUncheckedError();
+  }
+  mu_.Lock();
+  for (const Obsolete& f : obsolete) deleting_.erase(f.number);
 }
 
 Status DestroyDB(const std::string& path, const Options& options) {

@@ -1,5 +1,5 @@
 // Background work as writers see it: a memtable flush never waits behind a
-// compaction; while level 0 is above the slowdown trigger, writes are paced
+// compaction, nor do writes behind the deletion of its inputs; while level 0 is above the slowdown trigger, writes are paced
 // to a byte rate (not delayed a fixed time each); compactions read their
 // inputs in large sequential reads.
 //
@@ -49,12 +49,19 @@ class HoldCompactionEnv final : public EnvWrapper {
     std::lock_guard<std::mutex> guard(mu_);
     holding_ = true;
   }
+  // From now on, removing a segment file blocks until Release().
+  void HoldRemovals() {
+    std::lock_guard<std::mutex> guard(mu_);
+    holding_removals_ = true;
+  }
   void Release() {
     std::lock_guard<std::mutex> guard(mu_);
     holding_ = false;
+    holding_removals_ = false;
     cv_.notify_all();
   }
-  // Waits until some reader is blocked by Hold().
+  // Waits until some reader or remover is blocked by Hold() or
+  // HoldRemovals().
   void WaitUntilBlocked() {
     std::unique_lock<std::mutex> lock(mu_);
     cv_.wait(lock, [this] { return blocked_ > 0; });
@@ -78,6 +85,10 @@ class HoldCompactionEnv final : public EnvWrapper {
       *r = std::make_unique<File>(this, std::move(*r));
     return s;
   }
+  Status RemoveFile(const std::string& f) override {
+    if (IsSegment(f)) MaybeBlock(&holding_removals_);
+    return target()->RemoveFile(f);
+  }
 
  private:
   class File final : public RandomAccessFile {
@@ -86,7 +97,7 @@ class HoldCompactionEnv final : public EnvWrapper {
         : env_(env), t_(std::move(t)) {}
     Status Read(uint64_t offset, size_t n, Slice* result,
                 char* scratch) const override {
-      if (offset == 0) env_->MaybeBlock();
+      if (offset == 0) env_->MaybeBlock(&env_->holding_);
       return t_->Read(offset, n, result, scratch);
     }
 
@@ -95,18 +106,20 @@ class HoldCompactionEnv final : public EnvWrapper {
     std::unique_ptr<RandomAccessFile> t_;
   };
 
-  void MaybeBlock() {
+  // Blocks while *holding (holding_ or holding_removals_).
+  void MaybeBlock(const bool* holding) {
     std::unique_lock<std::mutex> lock(mu_);
-    if (!holding_) return;
+    if (!*holding) return;
     blocked_++;
     cv_.notify_all();
-    cv_.wait(lock, [this] { return !holding_; });
+    cv_.wait(lock, [holding] { return !*holding; });
     blocked_--;
   }
 
   std::mutex mu_;
   std::condition_variable cv_;
-  bool holding_ = false;  // GUARDED_BY(mu_)
+  bool holding_ = false;           // GUARDED_BY(mu_)
+  bool holding_removals_ = false;  // GUARDED_BY(mu_)
   int blocked_ = 0;       // GUARDED_BY(mu_)
   std::atomic<uint64_t> clock_{1'000'000};
   std::atomic<uint64_t> slept_{0};
@@ -210,6 +223,35 @@ TEST_F(BackgroundTest, FlushCompletesWhileACompactionIsRunning) {
   ASSERT_TRUE(flush.get().ok());
   ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
   EXPECT_EQ(0, NumFilesAtLevel(db_.get(), 0));
+  ExpectContents(db_.get(), model_);
+  db_.reset();
+  Open();
+  ExpectContents(db_.get(), model_);
+}
+
+TEST_F(BackgroundTest, WritesGoOnWhileObsoleteSegmentsAreDeleted) {
+  // A compaction's inputs are deleted once it is installed. An unlink can
+  // take long (a file system that discards freed blocks as it unlinks);
+  // writes, flushes and the other background work must not wait for it.
+  Random rnd(302);
+  Open();
+  WriteAndFlush(0, 200, &rnd);
+  env_.HoldRemovals();
+  WriteAndFlush(100, 300, &rnd);  // level 0 reaches its trigger: compaction
+  env_.WaitUntilBlocked();        // its first input's deletion is held
+  // Writes and a flush on another thread; the deadline only turns a hang
+  // into a failure.
+  auto more = std::async(std::launch::async, [this, &rnd] {
+    WriteKeys(300, 600, &rnd);
+    return db_->Flush();
+  });
+  const bool finished =
+      more.wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  EXPECT_TRUE(finished) << "writes waited for a segment's deletion";
+  EXPECT_EQ(1, env_.blocked()) << "the deletion should still be held";
+  env_.Release();
+  ASSERT_TRUE(more.get().ok());
+  test::WaitForBackgroundWork(db_.get());
   ExpectContents(db_.get(), model_);
   db_.reset();
   Open();

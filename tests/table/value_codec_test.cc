@@ -291,9 +291,9 @@ TEST(ValueCodecTest, RecodingIteratorStopsAtABadValue) {
   std::vector<std::pair<std::string, std::string>> entries = {
       {"a", Encode(&compressor, "https://example.com/a")},
       {"b", "\xff\xff\xff"}};
+  const std::string name = "000008.seg";  // outlives the iterator
   std::unique_ptr<Iterator> it = NewValueRecodingIterator(
-      std::make_unique<VectorIterator>(entries), dict, &recoder, "000008.seg",
-      8192);
+      std::make_unique<VectorIterator>(entries), dict, &recoder, name, 8192);
   it->SeekToFirst();
   ASSERT_TRUE(it->Valid());
   it->Next();

@@ -37,16 +37,19 @@ Status SegmentOutput::Open() {
 }
 
 Status SegmentOutput::Finish(std::shared_ptr<FileMetaData>* meta) {
+  Status s = FinishUnsynced(meta);
+  if (s.ok()) s = SyncAndClose();
+  if (!s.ok()) meta->reset();
+  return s;
+}
+
+Status SegmentOutput::FinishUnsynced(std::shared_ptr<FileMetaData>* meta) {
   Status s = builder_->Finish();
   finished_ = true;
-  if (s.ok()) s = file_->Sync();
-  Status close = file_->Close();
-  if (s.ok()) s = close;
   if (!s.ok()) {
     Abandon();
     return s;
   }
-  file_.reset();
   auto f = std::make_shared<FileMetaData>();
   f->number = number_;
   f->file_size = builder_->FileSize();
@@ -54,6 +57,18 @@ Status SegmentOutput::Finish(std::shared_ptr<FileMetaData>* meta) {
   f->smallest = builder_->properties().smallest_key;
   f->largest = builder_->properties().largest_key;
   *meta = std::move(f);
+  return Status::OK();
+}
+
+Status SegmentOutput::SyncAndClose() {
+  Status s = file_->Sync();
+  Status close = file_->Close();
+  if (s.ok()) s = close;
+  if (!s.ok()) {
+    Abandon();
+    return s;
+  }
+  file_.reset();
   return Status::OK();
 }
 

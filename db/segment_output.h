@@ -46,6 +46,11 @@ class SegmentOutput {
   // Writes the segment's metadata blocks, syncs and closes the file, and
   // fills *meta's persistent fields (not its reader).
   Status Finish(std::shared_ptr<FileMetaData>* meta);
+  // Finish in two steps, so that the sync can run on another thread: the
+  // first writes everything and fills *meta, the second syncs and closes.
+  // Either abandons the output (closes and deletes the file) when it fails.
+  Status FinishUnsynced(std::shared_ptr<FileMetaData>* meta);
+  Status SyncAndClose();
   // Closes and deletes the file.
   void Abandon();
 

@@ -1,7 +1,8 @@
 // Background work as writers see it: a memtable flush never waits behind a
-// compaction, nor do writes behind the deletion of its inputs; while level 0 is above the slowdown trigger, writes are paced
-// to a byte rate (not delayed a fixed time each); compactions read their
-// inputs in large sequential reads.
+// compaction, nor do writes behind the deletion of its inputs; while level
+// 0 is above the slowdown trigger, writes are paced to a byte rate (not
+// delayed a fixed time each); compactions read their inputs in large
+// sequential reads and sync each output while they write the next.
 //
 // A compaction is held still by an Env that blocks every read at offset 0
 // of a segment: only the first data block lives there (the index, filter,
@@ -433,6 +434,104 @@ TEST_F(BackgroundTest, CompactionReadsInputsSequentiallyInLargeReads) {
   EXPECT_EQ(0, NumFilesAtLevel(db_.get(), 0));
   ExpectContents(db_.get(), model_);
   db_.reset();  // before the Env it uses goes
+}
+
+// Holds each sync of a segment file until a later segment file has been
+// created (or a second has passed), and counts the syncs that found one.
+class SyncUntilNextSegmentEnv final : public EnvWrapper {
+ public:
+  explicit SyncUntilNextSegmentEnv(Env* target) : EnvWrapper(target) {}
+
+  void Hold() {
+    std::lock_guard<std::mutex> guard(mu_);
+    holding_ = true;
+  }
+  int released_by_next_segment() {
+    std::lock_guard<std::mutex> guard(mu_);
+    return released_by_next_segment_;
+  }
+  int held() {
+    std::lock_guard<std::mutex> guard(mu_);
+    return held_;
+  }
+
+  Status NewWritableFile(const std::string& f,
+                         std::unique_ptr<WritableFile>* w) override {
+    Status s = target()->NewWritableFile(f, w);
+    if (s.ok() && IsSegment(f)) {
+      int index;
+      {
+        std::lock_guard<std::mutex> guard(mu_);
+        index = ++segments_created_;
+        cv_.notify_all();
+      }
+      *w = std::make_unique<File>(this, index, std::move(*w));
+    }
+    return s;
+  }
+
+ private:
+  class File final : public WritableFile {
+   public:
+    File(SyncUntilNextSegmentEnv* env, int index,
+         std::unique_ptr<WritableFile> t)
+        : env_(env), index_(index), t_(std::move(t)) {}
+    Status Append(const Slice& data) override { return t_->Append(data); }
+    Status Flush() override { return t_->Flush(); }
+    Status Sync() override {
+      env_->MaybeHold(index_);
+      return t_->Sync();
+    }
+    Status Close() override { return t_->Close(); }
+
+   private:
+    SyncUntilNextSegmentEnv* const env_;
+    const int index_;  // the index of its creation
+    std::unique_ptr<WritableFile> t_;
+  };
+
+  // Holds the sync of the index-th segment file created.
+  void MaybeHold(int index) {
+    std::unique_lock<std::mutex> lock(mu_);
+    if (!holding_) return;
+    held_++;
+    if (cv_.wait_for(lock, std::chrono::seconds(1),
+                     [&] { return segments_created_ > index; })) {
+      released_by_next_segment_++;
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool holding_ = false;              // GUARDED_BY(mu_)
+  int segments_created_ = 0;          // GUARDED_BY(mu_)
+  int held_ = 0;                      // GUARDED_BY(mu_)
+  int released_by_next_segment_ = 0;  // GUARDED_BY(mu_)
+};
+
+// A compaction writes its next output while the last one's file is synced:
+// each sync, held until a later segment file exists, is released by the
+// compaction's next output (the last one's waits out its second). Were the
+// syncs on the compaction's own thread, none could see its next output.
+TEST_F(BackgroundTest, CompactionWritesItsNextOutputWhileTheLastIsSynced) {
+  SyncUntilNextSegmentEnv env(Env::Default());
+  options_.env = &env;
+  test::KeepEverythingInLevelZero(&options_);
+  Open();
+  Random rnd(304);
+  WriteAndFlush(0, 300, &rnd);
+  WriteAndFlush(150, 450, &rnd);
+  env.Hold();
+  ASSERT_TRUE(db_->CompactRange(nullptr, nullptr).ok());
+  const int outputs = static_cast<int>(db_->GetSegmentInfo().size());
+  ASSERT_GE(outputs, 3) << "too few outputs to see syncs overlap";
+  EXPECT_EQ(outputs, env.held());
+  EXPECT_EQ(outputs - 1, env.released_by_next_segment());
+  ExpectContents(db_.get(), model_);
+  db_.reset();  // before the Env it uses goes
+  Open();
+  ExpectContents(db_.get(), model_);
+  db_.reset();
 }
 
 }  // namespace

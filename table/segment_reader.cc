@@ -317,7 +317,7 @@ struct SegmentReader::Rep {
       return NewValueDecodingIterator(Block::NewIterator(std::move(block)),
                                       meta->values, file_name, offset);
     }
-    if (recoder->SameDictionary(meta->values.get())) {
+    if (recoder->SameDictionary(meta->values)) {
       return Block::NewIterator(std::move(block));
     }
     return NewValueRecodingIterator(Block::NewIterator(std::move(block)),

@@ -150,7 +150,8 @@ ValueRecoder::ValueRecoder(std::shared_ptr<const ValueDictionary> dictionary)
 
 ValueRecoder::~ValueRecoder() = default;
 
-bool ValueRecoder::SameDictionary(const ValueDictionary* other) {
+bool ValueRecoder::SameDictionary(
+    const std::shared_ptr<const ValueDictionary>& other) {
   if (other != last_compared_) {
     last_compared_ = other;
     last_same_ = other != nullptr && other->bytes() == dictionary_->bytes();

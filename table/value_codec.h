@@ -105,8 +105,10 @@ class ValueRecoder {
   }
   // Whether values stored against `other` are already in the stored form
   // this recoder makes (the same dictionary bytes). Remembers its last
-  // answer, so that the blocks of one segment compare its dictionary once.
-  bool SameDictionary(const ValueDictionary* other);
+  // answer, so that the blocks of one segment compare its dictionary once;
+  // it keeps that dictionary alive meanwhile, so that no other can take
+  // its address and be given its answer.
+  bool SameDictionary(const std::shared_ptr<const ValueDictionary>& other);
   // Appends the stored form of (raw) value to *dst.
   void Encode(const Slice& value, std::string* dst) {
     compressor_.Encode(value, dst);
@@ -115,7 +117,7 @@ class ValueRecoder {
  private:
   const std::shared_ptr<const ValueDictionary> dictionary_;
   ValueCompressor compressor_;
-  const ValueDictionary* last_compared_ = nullptr;
+  std::shared_ptr<const ValueDictionary> last_compared_;
   bool last_same_ = false;
 };
 

@@ -221,17 +221,13 @@ Status DBImpl::MergeCompactionInputs(Compaction* c, VersionEdit* edit) {
   std::vector<std::shared_ptr<FileMetaData>> outputs;
   uint64_t filter_drops = 0;
   uint64_t range_drops = 0;
-  // A finished output's file is synced on another thread while the merge
-  // goes on into the next one (a sync waits for the device, the merge for
-  // the CPU); at most one sync is in flight, and every one has ended
-  // before the outputs are used or deleted.
-  std::unique_ptr<SegmentOutput> syncing;
+  // A finished output's file is synced on another thread, which owns the
+  // output from then on, while the merge goes on into the next one (a sync
+  // waits for the device, the merge for the CPU); at most one sync is in
+  // flight, and every one has ended before the outputs are used or deleted.
   std::future<Status> synced;
   auto wait_for_sync = [&]() -> Status {
-    if (syncing == nullptr) return Status::OK();
-    Status ss = synced.get();
-    syncing.reset();
-    return ss;
+    return synced.valid() ? synced.get() : Status::OK();
   };
   auto finish_output = [&]() -> Status {
     std::shared_ptr<FileMetaData> meta;
@@ -239,9 +235,8 @@ Status DBImpl::MergeCompactionInputs(Compaction* c, VersionEdit* edit) {
     if (fs.ok()) fs = wait_for_sync();
     if (!fs.ok()) return fs;  // out is abandoned below
     outputs.push_back(std::move(meta));
-    syncing = std::move(out);
     synced = std::async(std::launch::async,
-                        [o = syncing.get()] { return o->SyncAndClose(); });
+                        [o = std::move(out)] { return o->SyncAndClose(); });
     return Status::OK();
   };
 

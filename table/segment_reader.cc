@@ -304,24 +304,30 @@ struct SegmentReader::Rep {
   std::unique_ptr<Iterator> DataBlockIterator(std::shared_ptr<const Block> block,
                                               ValueRecoder* recoder) const {
     const uint64_t offset = block->offset();
-    if (!block->values_compressed()) {
-      if (recoder == nullptr) return Block::NewIterator(std::move(block));
-      return NewValueRecodingIterator(Block::NewIterator(std::move(block)),
-                                      nullptr, recoder, file_name, offset);
+    // The dictionary its values are stored against; null: stored raw.
+    std::shared_ptr<const ValueDictionary> stored_with;
+    if (block->values_compressed()) {
+      if (meta->values == nullptr) {
+        return std::unique_ptr<Iterator>(
+            NewErrorIterator(BadCompressedValue(offset)));
+      }
+      stored_with = meta->values;
     }
-    if (meta->values == nullptr) {
-      return std::unique_ptr<Iterator>(
-          NewErrorIterator(BadCompressedValue(offset)));
-    }
+    // Values already in the form wanted: as written when no recoder asks,
+    // or stored against the recoder's own dictionary.
+    const bool as_stored = recoder == nullptr
+                               ? stored_with == nullptr
+                               : stored_with != nullptr &&
+                                     recoder->SameDictionary(stored_with);
+    if (as_stored) return Block::NewIterator(std::move(block));
     if (recoder == nullptr) {
       return NewValueDecodingIterator(Block::NewIterator(std::move(block)),
-                                      meta->values, file_name, offset);
-    }
-    if (recoder->SameDictionary(meta->values)) {
-      return Block::NewIterator(std::move(block));
+                                      std::move(stored_with), file_name,
+                                      offset);
     }
     return NewValueRecodingIterator(Block::NewIterator(std::move(block)),
-                                    meta->values, recoder, file_name, offset);
+                                    std::move(stored_with), recoder, file_name,
+                                    offset);
   }
 
   // Reads and checksums a metadata block (properties, value dictionary,

@@ -231,7 +231,8 @@ class DBImpl final : public DB {
   void FlushThread() EXCLUDES(mu_);
   void CompactionThread() EXCLUDES(mu_);
   // Logs a write slowdown or stop beginning or ending against what was last
-  // logged, after a flush or a compaction changed level 0.
+  // logged, once a flush or a compaction has installed its change to level
+  // 0 (before its obsolete files are deleted without mu_).
   void LogLevel0State() REQUIRES(mu_);
   // Releases mu_ while the segment is written.
   Status FlushImmutable() REQUIRES(mu_);

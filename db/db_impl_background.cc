@@ -45,7 +45,6 @@ void DBImpl::FlushThread() {
     if (shutting_down_) break;
     // A failure is the sticky error now: FlushImmutable recorded it.
     FlushImmutable().PermitUncheckedError();
-    LogLevel0State();
     bg_done_cv_.SignalAll();
     bg_work_cv_.SignalAll();  // level 0 grew: a compaction may be due
   }
@@ -60,7 +59,6 @@ void DBImpl::CompactionThread() {
       bg_work_cv_.Wait(&mu_);
       continue;
     }
-    LogLevel0State();
     bg_done_cv_.SignalAll();
     // What this compaction held is free again for the other threads.
     bg_work_cv_.SignalAll();
@@ -111,6 +109,7 @@ Status DBImpl::FlushImmutable() {
   }
   imm_.reset();
   InstallReadView();
+  LogLevel0State();
   RetireRangeTombstones();
   DeleteObsoleteFiles();
   return s;

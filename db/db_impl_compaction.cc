@@ -89,6 +89,7 @@ bool DBImpl::BackgroundCompaction() {
       Log(info_log_,
           "Moved segment %06" PRIu64 " (%" PRIu64 " bytes) from L%d to L%d",
           f->number, f->file_size, c->level(), c->output_level());
+      LogLevel0State();
     } else {
       RecordBackgroundError(s);
     }
@@ -135,6 +136,7 @@ Status DBImpl::RunCompaction(Compaction* c) {
                                                std::memory_order_relaxed);
   }
   LogCompaction(info_log_, *c, edit, env_->NowMicros() - start_micros, s);
+  if (s.ok()) LogLevel0State();  // before DeleteObsoleteFiles releases mu_
   return s;
 }
 

@@ -23,6 +23,10 @@ constexpr uint64_t kFilterTrailer = 4;  // the bloom filter's probe count etc.
 // An index entry besides its separator key: varint lengths, a block
 // handle (offset and size varints) and a restart point of its own.
 constexpr double kIndexEntryOverhead = 3 + 6 + 4;
+// What the reader keeps in memory per data block beside its index entry:
+// the separator's prefix, the block's offset and a bucket-table share
+// (SegmentMeta::index_prefixes and block_offsets).
+constexpr double kIndexMemoryPerBlock = 8 + 8 + 0.5;
 }  // namespace
 
 Status PlanCapacity(const CapacityInputs& in, CapacityPlan* plan) {
@@ -112,9 +116,11 @@ Status PlanCapacity(const CapacityInputs& in, CapacityPlan* plan) {
           static_cast<double>(lv.segments));
       lv.fp_rate = blocked_bloom::TheoreticalFpRate(lines, per_segment, k);
     }
-    lv.index_bytes = static_cast<uint64_t>(
-        std::ceil(static_cast<double>(lv.entries) / entries_per_block) *
-        index_entry);
+    const double blocks =
+        std::ceil(static_cast<double>(lv.entries) / entries_per_block);
+    lv.index_bytes =
+        static_cast<uint64_t>(blocks * (index_entry + kIndexMemoryPerBlock));
+    plan->disk_bytes += static_cast<uint64_t>(blocks * index_entry);
     plan->levels.push_back(lv);
   }
 
@@ -131,7 +137,7 @@ Status PlanCapacity(const CapacityInputs& in, CapacityPlan* plan) {
     fp_above += lv.fp_rate;
   }
   plan->block_reads_per_miss = fp_above;
-  plan->disk_bytes += plan->filter_bytes + plan->index_bytes;
+  plan->disk_bytes += plan->filter_bytes;
   return Status::OK();
 }
 

@@ -44,6 +44,7 @@ struct CapacityLevel {
   uint64_t entries = 0;
   uint64_t segments = 0;
   uint64_t filter_bytes = 0;
+  // In memory: index blocks with their separator prefixes and block offsets.
   uint64_t index_bytes = 0;
   double fp_rate = 0;  // per probe of one of its segments' filters
   const char* filter = "";  // the policy's Name(); "" without filters

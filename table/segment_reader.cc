@@ -20,6 +20,31 @@
 
 namespace bloomkv {
 
+namespace {
+// SegmentMeta::block_offsets of an index block with `entries` entries:
+// empty when an entry's value is not a handle, or a block does not begin
+// where the one before it (with its trailer) ends.
+std::vector<uint64_t> BlockOffsets(std::shared_ptr<const Block> index,
+                                   size_t entries) {
+  std::vector<uint64_t> offsets;
+  offsets.reserve(entries + 1);
+  std::unique_ptr<Iterator> it = Block::NewIterator(std::move(index));
+  for (it->SeekToFirst(); it->Valid(); it->Next()) {
+    Slice in = it->value();
+    BlockHandle h;
+    if (!h.DecodeFrom(&in) ||
+        (!offsets.empty() && offsets.back() != h.offset) ||
+        h.size > UINT64_MAX - kBlockTrailerSize - h.offset) {
+      return {};
+    }
+    if (offsets.empty()) offsets.push_back(h.offset);
+    offsets.push_back(h.offset + h.size + kBlockTrailerSize);
+  }
+  if (!it->status().ok() || offsets.size() != entries + 1) return {};
+  return offsets;
+}
+}  // namespace
+
 struct SegmentReader::Rep {
   SegmentReaderOptions options;
   std::string file_name;
@@ -413,7 +438,9 @@ struct SegmentReader::Rep {
     }
     if (!s.ok()) return s;
     std::vector<uint64_t> prefixes;
-    meta->index_block->RestartKeyPrefixes(&prefixes);
+    if (meta->index_block->RestartKeyPrefixes(&prefixes)) {
+      meta->block_offsets = BlockOffsets(meta->index_block, prefixes.size());
+    }
     meta->index_prefixes = PrefixIndex(std::move(prefixes));
 
     // A filter is interpreted by a policy of the name that wrote it: the
@@ -656,18 +683,26 @@ Status SegmentReader::Search(const SegmentReadOptions& options,
     index = paged_index.get();
   }
   BlockKeyBuffer key_buf;
-  Slice key, index_value;
-  bool found;
-  uint32_t block_number;
-  Status s = index->Find(lookup.internal_key(), &key_buf, &key, &index_value,
-                         &found, &block_number,
-                         index == r->index_block ? &r->meta->index_prefixes
-                                                 : nullptr);
-  if (!s.ok() || !found) return s;
-  if (index != r->index_block) block_number = Block::kNotARestartPoint;
   BlockHandle handle;
-  s = r->DecodeIndexValue(index_value, *index, &handle);
-  if (!s.ok()) return s;
+  uint32_t block_number = Block::kNotARestartPoint;
+  const SegmentMeta::Placement placed =
+      index == r->index_block
+          ? r->meta->PlaceKey(user_key, &handle, &block_number)
+          : SegmentMeta::Placement::kUndecided;
+  if (placed == SegmentMeta::Placement::kNone) return Status::OK();
+  Status s;
+  if (placed == SegmentMeta::Placement::kUndecided) {
+    Slice key, index_value;
+    bool found;
+    s = index->Find(lookup.internal_key(), &key_buf, &key, &index_value,
+                    &found, &block_number,
+                    index == r->index_block ? &r->meta->index_prefixes
+                                            : nullptr);
+    if (!s.ok() || !found) return s;
+    if (index != r->index_block) block_number = Block::kNotARestartPoint;
+    s = r->DecodeIndexValue(index_value, *index, &handle);
+    if (!s.ok()) return s;
+  }
   // Big enough for a data block of the default block size, uncompressed.
   char scratch[8 << 10];
   std::shared_ptr<const Block> cached;
@@ -765,8 +800,25 @@ uint64_t SegmentReader::index_memory() const {
 }
 uint64_t SegmentMeta::index_memory() const {
   return index_block != nullptr
-             ? index_block->size() + index_prefixes.MemoryUsage()
+             ? index_block->size() + index_prefixes.MemoryUsage() +
+                   block_offsets.capacity() * sizeof(uint64_t)
              : 0;
+}
+
+SegmentMeta::Placement SegmentMeta::PlaceKey(const Slice& user_key,
+                                             BlockHandle* handle,
+                                             uint32_t* block_number) const {
+  if (block_offsets.empty()) return Placement::kUndecided;
+  // Separators with a smaller prefix are smaller than every internal key of
+  // user_key, those with a larger one larger: with none sharing it, the
+  // first larger one ends the only block that can hold the key.
+  const auto [lo, hi] = index_prefixes.EqualRange(UserKeyPrefix(user_key));
+  if (lo != hi) return Placement::kUndecided;
+  if (lo == index_prefixes.size()) return Placement::kNone;
+  handle->offset = block_offsets[lo];
+  handle->size = block_offsets[lo + 1] - block_offsets[lo] - kBlockTrailerSize;
+  *block_number = static_cast<uint32_t>(lo);
+  return Placement::kBlock;
 }
 uint64_t SegmentMeta::value_dictionary_memory() const {
   return values != nullptr ? values->memory() : 0;

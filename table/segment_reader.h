@@ -144,6 +144,13 @@ struct SegmentMeta {
   // over the index block's keys only among separators that share its
   // prefix.
   PrefixIndex index_prefixes;
+  // Beside index_prefixes: the offset of each data block in index order,
+  // then the end of the last one's trailer (empty when index_prefixes is,
+  // or when a block does not begin where the one before it ends). A lookup
+  // whose prefix no separator shares has its block's number from the prefix
+  // search alone, and its handle from here, without reading the index
+  // block's entries.
+  std::vector<uint64_t> block_offsets;
   // Null: none usable. Not resident() when paged.
   std::shared_ptr<const SegmentFilter> filter;
   // The dictionary of a segment whose values are compressed one by one
@@ -173,6 +180,15 @@ struct SegmentMeta {
   // REQUIRES: !index_paged() (SegmentReader::ApproximateOffsetOf reads a paged
   // index).
   uint64_t ApproximateOffsetOf(const Slice& ikey) const;
+
+  // Where a point lookup of user_key must search, from index_prefixes and
+  // block_offsets alone: kBlock with the data block's handle and number in
+  // the index, or kNone when the key is past every separator; kUndecided
+  // when a separator shares the key's prefix (or there are no offsets), and
+  // the index block's keys decide.
+  enum class Placement { kBlock, kNone, kUndecided };
+  Placement PlaceKey(const Slice& user_key, BlockHandle* handle,
+                     uint32_t* block_number) const;
 };
 
 struct SegmentReaderOptions {

@@ -1203,6 +1203,97 @@ TEST(SegmentTest, LookupsThroughEveryBlockPath) {
   }
 }
 
+// A point lookup takes its block's handle from SegmentMeta::block_offsets
+// when no separator shares its key's eight-byte prefix: every placement must
+// be the block the index block's own search names, and a key sharing a
+// separator's prefix is left to that search.
+TEST(SegmentTest, KeysPlacedByPrefixAloneFindTheIndexBlocksAnswer) {
+  std::mt19937 rng(5);
+  std::set<std::string> keys;
+  while (keys.size() < 3000) {
+    // Short codes, and long keys that share their first eight bytes.
+    std::string k;
+    const bool shared = rng() % 4 == 0;
+    const size_t len = shared ? 12 : 7;
+    for (size_t i = 0; i < len; i++) {
+      k.push_back(shared && i < 8 ? 'm' : static_cast<char>('0' + rng() % 75));
+    }
+    keys.insert(k);
+  }
+  std::vector<Entry> entries;
+  SequenceNumber seq = 1;
+  for (const std::string& k : keys) {
+    entries.push_back(MakeEntry(k, seq++, ValueType::kValue, "v" + k));
+  }
+  SegmentBuilderOptions bo;
+  bo.block_size = 512;
+  std::string file;
+  SegmentProperties props;
+  ASSERT_TRUE(test::BuildSegment(bo, entries, &file, &props).ok());
+  std::unique_ptr<SegmentReader> reader;
+  ASSERT_TRUE(test::OpenSegment(ReaderOptions(), file, &reader).ok());
+  const SegmentMeta& meta = *reader->meta();
+  ASSERT_EQ(meta.block_offsets.size(), props.num_data_blocks + 1);
+  int placed = 0, undecided = 0, none = 0;
+  auto check = [&](const std::string& k) {
+    SCOPED_TRACE(Slice(k).ToEscapedString());
+    BlockKeyBuffer key_buf;
+    Slice key, index_value;
+    bool found = false;
+    uint32_t number = Block::kNotARestartPoint;
+    const LookupKey lookup(k, kMaxSequenceNumber);
+    ASSERT_TRUE(meta.index_block
+                    ->Find(lookup.internal_key(), &key_buf, &key, &index_value,
+                           &found, &number)
+                    .ok());
+    BlockHandle want;
+    if (found) {
+      ASSERT_TRUE(want.DecodeFrom(&index_value));
+    }
+    BlockHandle got;
+    uint32_t got_number = Block::kNotARestartPoint;
+    switch (meta.PlaceKey(k, &got, &got_number)) {
+      case SegmentMeta::Placement::kBlock:
+        placed++;
+        ASSERT_TRUE(found);
+        EXPECT_EQ(got.offset, want.offset);
+        EXPECT_EQ(got.size, want.size);
+        EXPECT_EQ(got_number, number);
+        break;
+      case SegmentMeta::Placement::kNone:
+        none++;
+        EXPECT_FALSE(found);
+        break;
+      case SegmentMeta::Placement::kUndecided:
+        undecided++;
+        break;
+    }
+    LookupResult r;
+    std::string v;
+    ASSERT_TRUE(reader
+                    ->Search(SegmentReadOptions(), k, kMaxSequenceNumber, &r,
+                             &v, nullptr)
+                    .ok());
+    if (keys.count(k) != 0) {
+      EXPECT_EQ(r, LookupResult::kFound);
+      EXPECT_EQ(v, "v" + k);
+    } else {
+      EXPECT_EQ(r, LookupResult::kNotFound);
+    }
+  };
+  for (const std::string& k : keys) {
+    check(k);
+    std::string after = k;
+    after.back()++;
+    check(after);  // absent, or the next key
+  }
+  check("");
+  check(std::string(9, '\xff'));  // past every separator
+  EXPECT_GT(placed, 2000);
+  EXPECT_GT(undecided, 0);
+  EXPECT_EQ(none, 1);
+}
+
 // Point lookups keep short keys off the heap; keys longer than those
 // buffers (lookup key, assembled block key) must work just the same.
 TEST(SegmentTest, LongKeysAroundInlineBufferSizes) {

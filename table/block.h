@@ -163,7 +163,7 @@ class Block {
   const char* DecodeEntry(uint32_t at, size_t key_size, Entry* e) const;
   // Offset of restart point i; false if the stored offset is out of bounds.
   bool RestartPoint(uint32_t i, uint32_t* offset) const;
-  Status BadRestartPoint(uint32_t i) const;
+  [[gnu::cold]] Status BadRestartPoint(uint32_t i) const;
   // The one restart-point search: *index is the last restart point in
   // left..right whose key is < target (left when there is none), comparing
   // restart keys in place; false, with *error set, for a damaged restart
@@ -184,7 +184,8 @@ class Block {
                              uint32_t* restarts_offset, uint32_t* num_restarts,
                              bool* key_prefixes);
   // "<what> at byte <at> of block" as a Corruption naming file and block.
-  Status CorruptionInBlock(const std::string& what, uint32_t at) const;
+  [[gnu::cold]] Status CorruptionInBlock(const std::string& what,
+                                         uint32_t at) const;
 
   const BlockContents contents_;
   const std::shared_ptr<const std::string> file_name_;

@@ -277,6 +277,14 @@ void ClearContents(std::string* out) { out->clear(); }
 void ClearContents(BlockContents* out) { *out = BlockContents(); }
 void ClearContents(TransientContents* t) { *t->out = BlockContents(); }
 
+[[gnu::cold]] Status ChecksumMismatch(const std::string& file_name,
+                                     const BlockHandle& handle) {
+  return Status::Corruption(file_name + ": block checksum mismatch at offset " +
+                            std::to_string(handle.offset) + " (size " +
+                            std::to_string(handle.size) + ")")
+      .AtOffset(handle.offset);
+}
+
 // ReadBlock into either kind of buffer.
 template <typename Contents>
 Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
@@ -320,11 +328,7 @@ Status ReadBlockInto(const RandomAccessFile* file, const std::string& file_name,
   if (verify_checksum) {
     const uint32_t stored = DecodeFixed32(p + n + 1);
     if (stored != BlockChecksum(p, n + 1)) {
-      return Status::Corruption(file_name +
-                                ": block checksum mismatch at offset " +
-                                std::to_string(handle.offset) + " (size " +
-                                std::to_string(handle.size) + ")")
-          .AtOffset(handle.offset);
+      return ChecksumMismatch(file_name, handle);
     }
   }
   const auto type = static_cast<CompressionType>(static_cast<uint8_t>(p[n]));

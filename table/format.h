@@ -187,8 +187,10 @@ Status ReadTransientBlock(const RandomAccessFile* file,
                           BlockContents* contents, uint64_t* bytes_read,
                           TransientSource* source);
 
-// "<file_name>: <what> at offset <offset>" as a Corruption status.
-Status CorruptionAt(const std::string& file_name, const std::string& what,
+// "<file_name>: <what> at offset <offset>" as a Corruption status. Cold:
+// the paths that call it (with the messages they build) are laid out away
+// from the lookups' hot code.
+[[gnu::cold]] Status CorruptionAt(const std::string& file_name, const std::string& what,
                     uint64_t offset);
 
 }  // namespace bloomkv

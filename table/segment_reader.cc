@@ -315,7 +315,7 @@ struct SegmentReader::Rep {
     return Status::OK();
   }
 
-  Status BadCompressedValue(uint64_t block_offset) const {
+  [[gnu::cold]] Status BadCompressedValue(uint64_t block_offset) const {
     return CorruptionAt(file_name,
                         meta->values == nullptr
                             ? "block of compressed values in a segment "

@@ -53,6 +53,7 @@ void EncodeValueDictionaryBlock(const Slice& dictionary, std::string* dst) {
 
 bool DecodeValueDictionaryBlock(const Slice& payload, Slice* dictionary) {
   if (payload.size() < kValueDictionaryMagicSize ||
+      payload.size() > kValueDictionaryMagicSize + kValueDictionaryBytes ||
       std::memcmp(payload.data(), kValueDictionaryMagic,
                   kValueDictionaryMagicSize) != 0) {
     return false;

@@ -38,7 +38,8 @@ constexpr size_t kValueDictionaryBytes = 8 << 10;
 constexpr char kValueDictionaryMagic[] = "BKVVDICT";
 constexpr size_t kValueDictionaryMagicSize = sizeof(kValueDictionaryMagic) - 1;
 void EncodeValueDictionaryBlock(const Slice& dictionary, std::string* dst);
-// The dictionary in a block's payload; false when it lacks the magic.
+// The dictionary in a block's payload; false when it lacks the magic or
+// holds more than kValueDictionaryBytes.
 bool DecodeValueDictionaryBlock(const Slice& payload, Slice* dictionary);
 
 // Encodes values for one segment. Not copyable.

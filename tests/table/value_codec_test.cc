@@ -90,6 +90,27 @@ TEST(ValueCodecTest, ValuesOverFourMiBAreStoredRaw) {
   EXPECT_EQ(back, big);
 }
 
+// The format allows a dictionary of at most kValueDictionaryBytes; a
+// longer one is damage, refused like a block without the magic.
+TEST(ValueCodecTest, DictionaryBlockOverTheFormatsSizeIsRefused) {
+  for (size_t size : {size_t{0}, size_t{1}, kValueDictionaryBytes,
+                      kValueDictionaryBytes + 1, size_t{64} << 10}) {
+    SCOPED_TRACE(size);
+    const std::string dictionary(size, 'd');
+    std::string block;
+    EncodeValueDictionaryBlock(dictionary, &block);
+    Slice got;
+    const bool ok = DecodeValueDictionaryBlock(block, &got);
+    EXPECT_EQ(ok, size <= kValueDictionaryBytes);
+    if (ok) {
+      EXPECT_EQ(got, Slice(dictionary));
+    }
+  }
+  Slice got;
+  EXPECT_FALSE(DecodeValueDictionaryBlock("BKVVDIC", &got));
+  EXPECT_FALSE(DecodeValueDictionaryBlock("XKVVDICTabc", &got));
+}
+
 TEST(ValueCodecTest, MalformedStoredValuesAreRefused) {
   const std::string dictionary = "https://example.com/some/path/";
   ValueCompressor compressor(dictionary);

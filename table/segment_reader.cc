@@ -34,6 +34,7 @@ std::vector<uint64_t> BlockOffsets(std::shared_ptr<const Block> index,
     BlockHandle h;
     if (!h.DecodeFrom(&in) ||
         (!offsets.empty() && offsets.back() != h.offset) ||
+        h.offset > UINT64_MAX - kBlockTrailerSize ||
         h.size > UINT64_MAX - kBlockTrailerSize - h.offset) {
       return {};
     }

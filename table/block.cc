@@ -259,19 +259,18 @@ void Block::RestartRangeByPrefix(const Slice& target, uint32_t* left,
 
 Status Block::Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
                    Slice* value, bool* found, uint32_t* restart_point,
-                   const PrefixIndex* prefixes) const {
+                   const PrefixRange* prefix_range) const {
   *found = false;
   if (target.size() < kInternalKeyTrailerSize) {
     return Status::InvalidArgument("seek target is not an internal key");
   }
   uint32_t restart = 0;
   uint32_t last = num_restarts_ - 1;
-  if (prefixes != nullptr && prefixes->size() == num_restarts_) {
-    const auto [lo, hi] =
-        prefixes->EqualRange(UserKeyPrefix(ExtractUserKey(target)));
-    if (lo == prefixes->size()) return Status::OK();
+  if (prefix_range != nullptr) {
+    const auto [lo, hi] = *prefix_range;
+    if (lo >= num_restarts_) return Status::OK();
     restart = static_cast<uint32_t>(lo);
-    last = std::min(last, static_cast<uint32_t>(hi));
+    last = std::min<size_t>(last, hi);
   } else if (key_prefixes_) {
     RestartRangeByPrefix(target, &restart, &last);
   }

@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bloomkv/iterator.h"
@@ -125,15 +126,18 @@ class Block {
   // of the data block the entry names).
   // REQUIRES: target is an internal key (at least 8 bytes), else
   // InvalidArgument.
-  // With prefixes (this block's RestartKeyPrefixes, not empty), or in a
-  // block that stores its restart prefixes, the search runs over those
-  // integers first: restart points whose prefix is smaller than the
-  // target's come before it and those with a larger one after it, so the
-  // keys compared are only those with the target's prefix.
+  // With prefix_range (the restart points whose UserKeyPrefix equals the
+  // target's, [first, second), as a PrefixIndex of this block's
+  // RestartKeyPrefixes gives them), or in a block that stores its restart
+  // prefixes, the search runs over those integers first: restart points
+  // whose prefix is smaller than the target's come before it and those with
+  // a larger one after it, so the keys compared are only those with the
+  // target's prefix.
   static constexpr uint32_t kNotARestartPoint = UINT32_MAX;
+  using PrefixRange = std::pair<size_t, size_t>;
   Status Find(const Slice& target, BlockKeyBuffer* key_buf, Slice* key,
               Slice* value, bool* found, uint32_t* restart_point = nullptr,
-              const PrefixIndex* prefixes = nullptr) const;
+              const PrefixRange* prefix_range = nullptr) const;
   uint32_t num_restarts() const { return num_restarts_; }
 
   // The UserKeyPrefix of every entry's user key, in order, into *prefixes,

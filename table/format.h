@@ -190,8 +190,8 @@ Status ReadTransientBlock(const RandomAccessFile* file,
 // "<file_name>: <what> at offset <offset>" as a Corruption status. Cold:
 // the paths that call it (with the messages they build) are laid out away
 // from the lookups' hot code.
-[[gnu::cold]] Status CorruptionAt(const std::string& file_name, const std::string& what,
-                    uint64_t offset);
+[[gnu::cold]] Status CorruptionAt(const std::string& file_name,
+                                  const std::string& what, uint64_t offset);
 
 }  // namespace bloomkv
 

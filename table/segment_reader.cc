@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -686,9 +687,10 @@ Status SegmentReader::Search(const SegmentReadOptions& options,
   BlockKeyBuffer key_buf;
   BlockHandle handle;
   uint32_t block_number = Block::kNotARestartPoint;
+  Block::PrefixRange range;
   const SegmentMeta::Placement placed =
       index == r->index_block
-          ? r->meta->PlaceKey(user_key, &handle, &block_number)
+          ? r->meta->PlaceKey(user_key, &handle, &block_number, &range)
           : SegmentMeta::Placement::kUndecided;
   if (placed == SegmentMeta::Placement::kNone) return Status::OK();
   Status s;
@@ -697,8 +699,7 @@ Status SegmentReader::Search(const SegmentReadOptions& options,
     bool found;
     s = index->Find(lookup.internal_key(), &key_buf, &key, &index_value,
                     &found, &block_number,
-                    index == r->index_block ? &r->meta->index_prefixes
-                                            : nullptr);
+                    index == r->index_block ? &range : nullptr);
     if (!s.ok() || !found) return s;
     if (index != r->index_block) block_number = Block::kNotARestartPoint;
     s = r->DecodeIndexValue(index_value, *index, &handle);
@@ -806,16 +807,20 @@ uint64_t SegmentMeta::index_memory() const {
              : 0;
 }
 
-SegmentMeta::Placement SegmentMeta::PlaceKey(const Slice& user_key,
-                                             BlockHandle* handle,
-                                             uint32_t* block_number) const {
-  if (block_offsets.empty()) return Placement::kUndecided;
+SegmentMeta::Placement SegmentMeta::PlaceKey(
+    const Slice& user_key, BlockHandle* handle, uint32_t* block_number,
+    std::pair<size_t, size_t>* range) const {
+  if (index_prefixes.empty()) {
+    *range = {0, SIZE_MAX};
+    return Placement::kUndecided;
+  }
   // Separators with a smaller prefix are smaller than every internal key of
   // user_key, those with a larger one larger: with none sharing it, the
   // first larger one ends the only block that can hold the key.
-  const auto [lo, hi] = index_prefixes.EqualRange(UserKeyPrefix(user_key));
-  if (lo != hi) return Placement::kUndecided;
+  *range = index_prefixes.EqualRange(UserKeyPrefix(user_key));
+  const auto [lo, hi] = *range;
   if (lo == index_prefixes.size()) return Placement::kNone;
+  if (lo != hi || block_offsets.empty()) return Placement::kUndecided;
   handle->offset = block_offsets[lo];
   handle->size = block_offsets[lo + 1] - block_offsets[lo] - kBlockTrailerSize;
   *block_number = static_cast<uint32_t>(lo);

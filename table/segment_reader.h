@@ -29,6 +29,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bloomkv/filter_policy.h"
@@ -185,10 +186,13 @@ struct SegmentMeta {
   // block_offsets alone: kBlock with the data block's handle and number in
   // the index, or kNone when the key is past every separator; kUndecided
   // when a separator shares the key's prefix (or there are no offsets), and
-  // the index block's keys decide.
+  // the index block's keys decide among the entries in *range (every entry
+  // when there are no prefixes), which goes to Block::Find.
+  // REQUIRES: !index_paged().
   enum class Placement { kBlock, kNone, kUndecided };
   Placement PlaceKey(const Slice& user_key, BlockHandle* handle,
-                     uint32_t* block_number) const;
+                     uint32_t* block_number,
+                     std::pair<size_t, size_t>* range) const;
 };
 
 struct SegmentReaderOptions {

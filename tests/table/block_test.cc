@@ -472,9 +472,11 @@ TEST(BlockFindTest, RestartKeyPrefixesNarrowTheSearch) {
         Slice key, value;
         bool found = false;
         uint32_t restart = 0;
+        const Block::PrefixRange range =
+            index.EqualRange(UserKeyPrefix(ExtractUserKey(target)));
         ASSERT_TRUE(
             block
-                ->Find(target, &key_buf, &key, &value, &found, &restart, &index)
+                ->Find(target, &key_buf, &key, &value, &found, &restart, &range)
                 .ok());
         auto lb = model.lower_bound(target);
         if (lb == model.end()) {

@@ -1252,7 +1252,8 @@ TEST(SegmentTest, KeysPlacedByPrefixAloneFindTheIndexBlocksAnswer) {
     }
     BlockHandle got;
     uint32_t got_number = Block::kNotARestartPoint;
-    switch (meta.PlaceKey(k, &got, &got_number)) {
+    Block::PrefixRange range;
+    switch (meta.PlaceKey(k, &got, &got_number, &range)) {
       case SegmentMeta::Placement::kBlock:
         placed++;
         ASSERT_TRUE(found);

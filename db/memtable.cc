@@ -120,6 +120,8 @@ bool MemTable::Get(const Slice& user_key, SequenceNumber snapshot,
                    SequenceNumber* sequence) const {
   assert(deleted != nullptr);
   *deleted = false;
+  // A settled database's reads meet an empty memtable: no key to build.
+  if (table_.Empty()) return false;
   // Lands on the newest entry of user_key visible at snapshot, if any.
   const LookupKey lookup(user_key, snapshot);
   Table::Iterator iter(&table_);

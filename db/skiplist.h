@@ -67,6 +67,10 @@ class SkipList {
 
   bool Contains(const Key& key) const;
 
+  // True while no insert has been published: one load, for readers that
+  // would otherwise search an empty list.
+  bool Empty() const { return head_->Next(0) == nullptr; }
+
   // Iterates over the list as it is while the iterator moves: entries
   // inserted concurrently may or may not be seen. Initially not Valid().
   class Iterator {

@@ -32,6 +32,7 @@ using List = SkipList<Key, Comparator>;
 TEST(SkipListTest, Empty) {
   Arena arena;
   List list(Comparator(), &arena);
+  EXPECT_TRUE(list.Empty());
   EXPECT_FALSE(list.Contains(10));
 
   List::Iterator iter(&list);
@@ -52,6 +53,7 @@ TEST(SkipListTest, SmallExample) {
   Arena arena;
   List list(Comparator(), &arena);
   for (Key k : {30, 10, 20}) list.Insert(k);
+  EXPECT_FALSE(list.Empty());
   List::Iterator iter(&list);
   iter.Seek(15);
   ASSERT_TRUE(iter.Valid());

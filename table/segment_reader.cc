@@ -53,6 +53,8 @@ struct SegmentReader::Rep {
   // file_name again, shared with every data block read (no copy per block).
   std::shared_ptr<const std::string> shared_file_name;
   std::unique_ptr<RandomAccessFile> file;
+  // file->MappedBytes(): null unless the file lies whole in a mapping.
+  const char* mapped = nullptr;
   uint64_t file_size = 0;
   std::shared_ptr<const SegmentMeta> meta;
   // *meta's, for brevity.
@@ -198,17 +200,33 @@ struct SegmentReader::Rep {
   // for this lookup only into *transient, borrowing scratch or the mapped
   // file: no allocation, no insertion that would evict a block read again.
   // A raw block of a mapped file never goes to the cache: once verified it
-  // is searched where it lies, without asking the cache.
+  // is searched where it lies, without asking the cache or reading it.
+  // *in_place tells whether *block lies in the file's memory, whose bytes
+  // the caller rechecks once it is done with them (RandomAccessFile::Recheck).
   Status ReadDataBlockForLookup(const SegmentReadOptions& ro,
                                 const BlockHandle& h, uint32_t block_number,
                                 SegmentReadStats* stats,
                                 char* scratch, size_t scratch_size,
                                 std::shared_ptr<const Block>* cached,
                                 std::optional<Block>* transient,
-                                const Block** block) const {
+                                const Block** block, bool* in_place) const {
+    *in_place = false;
     Status s = CheckHandle(h, "data");
     if (!s.ok()) return s;
     const uint64_t state = BlockState(block_number);
+    if ((state & kInPlace) != 0 && mapped != nullptr) {
+      // Verified by an earlier read where it lies, raw: used in place.
+      const char* const p = mapped + h.offset;
+      const auto n = static_cast<size_t>(h.size);
+      BlockContents contents = BlockContents::Borrowed(p, n);
+      contents.set_values_compressed(
+          static_cast<CompressionType>(static_cast<uint8_t>(p[n])) ==
+          CompressionType::kLZ4Values);
+      CountRead(n + kBlockTrailerSize, stats);
+      if (stats != nullptr) stats->checksums_trusted++;
+      *in_place = true;
+      return ParseTransient(std::move(contents), h, transient, block);
+    }
     Cache* cache = options.block_cache;
     const CacheKey key{cache_id, h.offset};
     bool admit = false;
@@ -259,6 +277,7 @@ struct SegmentReader::Rep {
                         ? kVerified | kInPlace
                         : kVerified);
     }
+    *in_place = source == TransientSource::kFileInPlace;
     if (admit && source != TransientSource::kFileInPlace) {
       // Verified now, or before where it lies in the mapping: it goes to the
       // cache, copied out of scratch unless it has a buffer of its own.
@@ -277,11 +296,18 @@ struct SegmentReader::Rep {
       }
       return s;
     }
+    return ParseTransient(std::move(contents), h, transient, block);
+  }
+
+  // Parses the contents of the block at h into *transient, for one lookup.
+  Status ParseTransient(BlockContents contents, const BlockHandle& h,
+                        std::optional<Block>* transient,
+                        const Block** block) const {
     // The name outlives the block: no reference count to touch.
-    s = Block::Parse(std::move(contents),
-                     std::shared_ptr<const std::string>(
-                         std::shared_ptr<void>(), shared_file_name.get()),
-                     h.offset, transient);
+    Status s = Block::Parse(std::move(contents),
+                            std::shared_ptr<const std::string>(
+                                std::shared_ptr<void>(), shared_file_name.get()),
+                            h.offset, transient);
     if (s.ok()) *block = &**transient;
     return s;
   }
@@ -619,6 +645,7 @@ Status SegmentReader::Open(const SegmentReaderOptions& options,
   rep->file_name = file_name;
   rep->shared_file_name = std::make_shared<const std::string>(file_name);
   rep->file = std::move(file);
+  rep->mapped = rep->file->MappedBytes();
   rep->file_size = file_size;
 
   if (options.meta == nullptr) {
@@ -710,16 +737,17 @@ Status SegmentReader::Search(const SegmentReadOptions& options,
   std::shared_ptr<const Block> cached;
   std::optional<Block> transient;
   const Block* block;
+  bool in_place;
   s = r->ReadDataBlockForLookup(options, handle, block_number, stats, scratch,
-                                sizeof(scratch), &cached, &transient, &block);
+                                sizeof(scratch), &cached, &transient, &block,
+                                &in_place);
   if (!s.ok()) return s;
   s = r->FindInDataBlock(*block, lookup.internal_key(), user_key, handle,
                          &key_buf, result, value, sequence);
   // A block searched where it lies in a mapping was not checksummed by
   // this lookup: a page of it lost since (reading as zeros) fails the
   // lookup rather than answer from the zeros.
-  if (transient.has_value() &&
-      r->file_memory.load(std::memory_order_relaxed) == Rep::kMapped) {
+  if (in_place) {
     Status lost =
         r->file->Recheck(handle.offset, handle.size + kBlockTrailerSize);
     if (!lost.ok()) {

@@ -78,8 +78,11 @@ class CountingSequentialFile final : public SequentialFile {
 class CountingRandomAccessFile final : public RandomAccessFile {
  public:
   CountingRandomAccessFile(std::unique_ptr<RandomAccessFile> target,
-                           Counters* file, Counters* total)
-      : target_(std::move(target)), file_(file), total_(total) {}
+                           Counters* file, Counters* total, bool pass_mapping)
+      : target_(std::move(target)),
+        file_(file),
+        total_(total),
+        mapped_(pass_mapping ? target_->MappedBytes() : nullptr) {}
 
   Status Read(uint64_t offset, size_t n, Slice* result,
               char* scratch) const override {
@@ -95,11 +98,13 @@ class CountingRandomAccessFile final : public RandomAccessFile {
   void WillNeed(uint64_t offset, size_t n) const override {
     target_->WillNeed(offset, n);
   }
+  const char* MappedBytes() const override { return mapped_; }
 
  private:
   const std::unique_ptr<RandomAccessFile> target_;
   Counters* const file_;
   Counters* const total_;
+  const char* const mapped_;
 };
 
 class CountingWritableFile final : public WritableFile {
@@ -129,8 +134,10 @@ class CountingWritableFile final : public WritableFile {
 
 }  // namespace
 
-CountingEnv::CountingEnv(Env* target)
-    : EnvWrapper(target), total_(std::make_unique<Counters>()) {}
+CountingEnv::CountingEnv(Env* target, bool pass_mappings)
+    : EnvWrapper(target),
+      total_(std::make_unique<Counters>()),
+      pass_mappings_(pass_mappings) {}
 
 CountingEnv::~CountingEnv() = default;
 
@@ -175,8 +182,8 @@ Status CountingEnv::NewRandomAccessFile(
   if (!s.ok()) return s;
   Counters* c = CountersFor(fname);
   Add(&Counters::random_opens, c, total_.get(), 1);
-  *result = std::make_unique<CountingRandomAccessFile>(std::move(file), c,
-                                                       total_.get());
+  *result = std::make_unique<CountingRandomAccessFile>(
+      std::move(file), c, total_.get(), pass_mappings_);
   return s;
 }
 

@@ -52,7 +52,12 @@ class CountingEnv : public EnvWrapper {
   };
 
   // REQUIRES: target outlives this Env and every file it opened.
-  explicit CountingEnv(Env* target);
+  // With pass_mappings, a file that lies whole in a mapping says so
+  // (RandomAccessFile::MappedBytes), as target's does, so that readers may
+  // use bytes they verified there without reading them again; such uses
+  // are not reads and are not counted. Without it (the default), every
+  // read goes through Read and is counted.
+  explicit CountingEnv(Env* target, bool pass_mappings = false);
   ~CountingEnv() override;
 
   Counts Total() const;
@@ -79,6 +84,7 @@ class CountingEnv : public EnvWrapper {
   Counters* CountersFor(const std::string& fname);
 
   std::unique_ptr<Counters> total_;
+  const bool pass_mappings_;
   mutable Mutex mu_;
   std::map<std::string, std::unique_ptr<Counters>> per_file_ GUARDED_BY(mu_);
 };

@@ -15,6 +15,9 @@ Status RandomAccessFile::Recheck(uint64_t /*offset*/, size_t /*n*/) const {
 }
 
 void RandomAccessFile::WillNeed(uint64_t /*offset*/, size_t /*n*/) const {}
+
+const char* RandomAccessFile::MappedBytes() const { return nullptr; }
+
 WritableFile::~WritableFile() = default;
 FileLock::~FileLock() = default;
 Logger::~Logger() = default;

@@ -189,6 +189,8 @@ class PosixMmapFile final : public RandomAccessFile {
               static_cast<size_t>(end - start), MADV_WILLNEED);
   }
 
+  const char* MappedBytes() const override { return base_; }
+
   Status Recheck(uint64_t offset, size_t n) const override {
     const uint64_t lost = MappedRegions::LostFrom(slot_);
     if (lost == MappedRegions::kIntact || offset + n <= lost) {

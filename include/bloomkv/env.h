@@ -74,6 +74,16 @@ class RandomAccessFile {
   // fault reads no more than its page), asks the kernel for all of them at
   // once. A file that wraps another passes it on. Default: nothing.
   virtual void WillNeed(uint64_t offset, size_t n) const;
+
+  // For a file whose Read returns memory it owns and that holds the whole
+  // file (a mapping): the address of its first byte, where Read(offset)
+  // would return offset bytes further on while the file is open. A reader
+  // may use bytes it has read and verified through Read again from there
+  // without calling Read, and calls Recheck once done with them, as for
+  // bytes Read returned. Default: null (reads go through Read). A file that
+  // wraps another returns null unless every read of its own would return
+  // the other's bytes unchanged.
+  virtual const char* MappedBytes() const;
 };
 
 // A file written sequentially. Buffering is allowed: data is only guaranteed

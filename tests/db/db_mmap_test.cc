@@ -222,10 +222,16 @@ TEST(DBCutSegmentTest, MappedSegmentsFailTheReadsNotTheProcess) {
 // A segment file read into memory and handed out in place, as a mapping
 // hands out its pages, whose bytes a test can lose: zeroed, and reported
 // by Recheck, as a mapped page the disk could not give back is (its guard
-// maps zeros over it).
+// maps zeros over it). With `whole`, it says where all its bytes lie
+// (MappedBytes), as a mapped file does.
 class LosableFile final : public RandomAccessFile {
  public:
-  explicit LosableFile(std::string data) : data_(std::move(data)) {}
+  LosableFile(std::string data, bool whole)
+      : data_(std::move(data)), whole_(whole) {}
+
+  const char* MappedBytes() const override {
+    return whole_ ? data_.data() : nullptr;
+  }
 
   Status Read(uint64_t offset, size_t n, Slice* result,
               char* /*scratch*/) const override {
@@ -254,14 +260,16 @@ class LosableFile final : public RandomAccessFile {
 
  private:
   std::string data_;
+  const bool whole_;
   std::atomic<uint64_t> lost_from_{UINT64_MAX};
   std::atomic<uint64_t> lost_to_{0};
 };
 
-// Opens segment files as LosableFiles, the last one kept for the test.
+// Opens segment files as LosableFiles (`whole` ones or not), the last one
+// kept for the test.
 class LosableEnv final : public EnvWrapper {
  public:
-  explicit LosableEnv(Env* target) : EnvWrapper(target) {}
+  LosableEnv(Env* target, bool whole) : EnvWrapper(target), whole_(whole) {}
 
   Status NewRandomAccessFile(
       const std::string& fname,
@@ -272,21 +280,26 @@ class LosableEnv final : public EnvWrapper {
     std::string data;
     Status s = ReadFileToString(target(), fname, &data);
     if (!s.ok()) return s;
-    auto file = std::make_unique<LosableFile>(std::move(data));
+    auto file = std::make_unique<LosableFile>(std::move(data), whole_);
     last = file.get();
     *result = std::move(file);
     return Status::OK();
   }
 
   LosableFile* last = nullptr;
+
+ private:
+  const bool whole_;
 };
 
 // A one-segment database on LosableFiles, every key read once (so that
 // lookups verified its blocks and now trust them where they lie), and
 // then the middle of one value a third of the way into the file lost:
 // entry headers, keys and block trailers stay whole, so only the bytes'
-// owner can tell that the value is not the file's.
-class DBLostBytesTest : public testing::Test {
+// owner can tell that the value is not the file's. The parameter: whether
+// the files say where all their bytes lie (MappedBytes), so that lookups
+// use trusted blocks there without reading them.
+class DBLostBytesTest : public testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     Options options;
@@ -314,14 +327,14 @@ class DBLostBytesTest : public testing::Test {
   }
 
   test::TempDir dir_;
-  LosableEnv env_{Env::Default()};
+  LosableEnv env_{Env::Default(), GetParam()};
   std::unique_ptr<DB> db_;
   std::map<std::string, std::string> model_;
 };
 
 // The lookups that meet the lost bytes fail with Corruption; none answers
 // from the zeros.
-TEST_F(DBLostBytesTest, LookupsOfTrustedBlocksAskAfterTheirBytes) {
+TEST_P(DBLostBytesTest, LookupsOfTrustedBlocksAskAfterTheirBytes) {
   int failed = 0;
   for (const auto& [key, want] : model_) {
     std::string value;
@@ -339,7 +352,7 @@ TEST_F(DBLostBytesTest, LookupsOfTrustedBlocksAskAfterTheirBytes) {
 // An iterator that copies blocks without checking their checksums
 // (verify_checksums off) asks after the bytes it copied: it stops with
 // Corruption where they were lost and yields no value from the zeros.
-TEST_F(DBLostBytesTest, UncheckedBlockCopiesAskAfterTheirBytes) {
+TEST_P(DBLostBytesTest, UncheckedBlockCopiesAskAfterTheirBytes) {
   ReadOptions ro;
   ro.verify_checksums = false;
   ro.fill_cache = false;
@@ -353,6 +366,11 @@ TEST_F(DBLostBytesTest, UncheckedBlockCopiesAskAfterTheirBytes) {
   EXPECT_TRUE(it->status().IsCorruption()) << it->status().ToString();
   EXPECT_LT(seen, model_.size());
 }
+
+INSTANTIATE_TEST_SUITE_P(Files, DBLostBytesTest, testing::Bool(),
+                         [](const testing::TestParamInfo<bool>& info) {
+                           return info.param ? "UsedInPlace" : "ReadEachTime";
+                         });
 
 }  // namespace
 }  // namespace bloomkv

@@ -154,5 +154,39 @@ TEST_F(CountingEnvTest, OtherCallsPassThrough) {
   EXPECT_EQ(0u, env_.Total().reads());  // metadata calls are not reads
 }
 
+// A mapped file's bytes are offered in place only when asked for: by
+// default every read must go through Read, to be counted.
+TEST_F(CountingEnvTest, MappingsPassOnlyWhenAskedFor) {
+  EnvOptions eo;
+  eo.use_mmap_reads = true;
+  std::unique_ptr<Env> posix = NewPosixEnv(eo);
+  std::unique_ptr<RandomAccessFile> mapped;
+  ASSERT_TRUE(posix->NewRandomAccessFile(a_, &mapped).ok());
+  ASSERT_NE(mapped->MappedBytes(), nullptr);
+  EXPECT_EQ(std::string(mapped->MappedBytes(), 1000), std::string(1000, 'a'));
+
+  CountingEnv counted(posix.get());
+  CountingEnv passing(posix.get(), /*pass_mappings=*/true);
+  std::unique_ptr<RandomAccessFile> a;
+  ASSERT_TRUE(counted.NewRandomAccessFile(a_, &a).ok());
+  EXPECT_EQ(a->MappedBytes(), nullptr);
+  ASSERT_TRUE(passing.NewRandomAccessFile(a_, &a).ok());
+  ASSERT_NE(a->MappedBytes(), nullptr);
+  EXPECT_EQ(std::string(a->MappedBytes(), 1000), std::string(1000, 'a'));
+  char scratch[10];
+  Slice r;
+  ASSERT_TRUE(a->Read(990, 10, &r, scratch).ok());
+  EXPECT_EQ(r.data(), a->MappedBytes() + 990);
+  EXPECT_EQ(1u, passing.Total().random_reads);
+
+  // A file read through pread has no mapping to offer.
+  EnvOptions pread;
+  pread.use_mmap_reads = false;
+  std::unique_ptr<Env> copying = NewPosixEnv(pread);
+  CountingEnv over_pread(copying.get(), /*pass_mappings=*/true);
+  ASSERT_TRUE(over_pread.NewRandomAccessFile(a_, &a).ok());
+  EXPECT_EQ(a->MappedBytes(), nullptr);
+}
+
 }  // namespace
 }  // namespace bloomkv

@@ -64,8 +64,8 @@ Status DBImpl::LookUp(const ReadView& view, const SegmentReadOptions& sro,
     SegmentLookup lookup(table_cache_.get(), sro, key, hash, snapshot, value,
                          trace, thread, latest ? row_cache_.get() : nullptr);
     view.version().ForEachCandidate(
-        key, hash, [&lookup](const FileMetaData& f, int level) {
-          return lookup.Consult(f, level);
+        key, hash, [&lookup](const FileMetaData& f, int level, bool in_range) {
+          return lookup.Consult(f, level, in_range);
         });
     lookup.Finish(&read_counters_.ShardFor(thread));
     s = lookup.status();

@@ -75,15 +75,15 @@ struct RowCacheRead {
 };
 }  // namespace
 
-bool SegmentLookup::Consult(const FileMetaData& f, int level) {
+bool SegmentLookup::Consult(const FileMetaData& f, int level,
+                            bool in_range) {
   SegmentTrace* t = nullptr;
   if (trace_ != nullptr) {
     t = &trace_->segments.emplace_back();
     t->file_number = f.number;
     t->level = level;
   }
-  if (key_.compare(ExtractUserKey(f.smallest)) < 0 ||
-      key_.compare(ExtractUserKey(f.largest)) > 0) {
+  if (!in_range) {
     range_skips_++;
     return false;  // t->outcome defaults to kSkippedByRange
   }

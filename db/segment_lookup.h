@@ -70,10 +70,11 @@ class SegmentLookup {
   SegmentLookup(const SegmentLookup&) = delete;
   SegmentLookup& operator=(const SegmentLookup&) = delete;
 
-  // Consults segment f of `level`; true when the search is over: the key
-  // was found (found()), is deleted there (deleted()), or the segment could
-  // not be read (status()).
-  bool Consult(const FileMetaData& f, int level);
+  // Consults segment f of `level`, whose key range holds the key if
+  // in_range (Version::ForEachCandidate tells); true when the search is
+  // over: the key was found (found()), is deleted there (deleted()), or the
+  // segment could not be read (status()).
+  bool Consult(const FileMetaData& f, int level, bool in_range);
 
   // Adds this lookup's counters to *counters (and totals to the trace).
   void Finish(ReadCounters::Shard* counters);

@@ -16,13 +16,23 @@ uint64_t Version::LevelBytes(int level) const {
 }
 
 void Version::IndexLevels() {
-  for (int level = 1; level < kNumLevels; level++) {
-    std::vector<uint64_t> prefixes;
-    prefixes.reserve(files_[level].size());
+  const auto prefix = [](const std::string& ikey) {
+    return UserKeyPrefix(ExtractUserKey(ikey));
+  };
+  level0_largest_prefixes_.clear();
+  for (const auto& f : files_[0]) {
+    level0_largest_prefixes_.push_back(prefix(f->largest));
+  }
+  for (int level = 0; level < kNumLevels; level++) {
+    smallest_prefixes_[level].clear();
     for (const auto& f : files_[level]) {
-      prefixes.push_back(UserKeyPrefix(ExtractUserKey(f->largest)));
+      smallest_prefixes_[level].push_back(prefix(f->smallest));
     }
-    largest_prefixes_[level] = PrefixIndex(std::move(prefixes));
+    if (level == 0) continue;
+    std::vector<uint64_t> largest;
+    largest.reserve(files_[level].size());
+    for (const auto& f : files_[level]) largest.push_back(prefix(f->largest));
+    largest_prefixes_[level] = PrefixIndex(std::move(largest));
   }
 }
 

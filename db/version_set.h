@@ -65,12 +65,14 @@ class Version {
     return range_tombstones_;
   }
 
-  // Calls consult(f, level) for each segment a point lookup of user key
-  // `key` must consult, in order, until it returns true: every level-0
-  // segment, newest first, then in each deeper level the only one that can
-  // hold the key (levels do not overlap): the first whose largest key is
-  // >= key, or past every range the last one, which then stands for the
-  // level so that counters and traces record it as skipped by key range.
+  // Calls consult(f, level, in_range) for each segment a point lookup of
+  // user key `key` must consult, in order, until it returns true: every
+  // level-0 segment, newest first, then in each deeper level the only one
+  // that can hold the key (levels do not overlap): the first whose largest
+  // key is >= key, or past every range the last one, which then stands for
+  // the level so that counters and traces record it as skipped by key
+  // range. in_range: whether key lies within f's smallest and largest user
+  // keys, told by their eight-byte prefixes where those differ from key's.
   // Before the first call it prefetches every candidate's filter line for
   // `hash`: in a store whose filters outgrow the CPU caches each is a cache
   // miss, and a lookup of an absent key asks them all.
@@ -85,8 +87,23 @@ class Version {
 
  private:
   friend class VersionSet;
-  // Fills largest_prefixes_ from files_. Called once files_ is final.
+  // Fills the prefix arrays from files_. Called once files_ is final.
   void IndexLevels();
+  // Whether user key `key` (its UserKeyPrefix `prefix`) is >= f's smallest
+  // user key (whose prefix is `smallest`), comparing the keys only when
+  // the prefixes are equal.
+  static bool AtLeastSmallest(const Slice& key, uint64_t prefix,
+                              const FileMetaData& f, uint64_t smallest) {
+    return prefix != smallest
+               ? prefix > smallest
+               : key.compare(ExtractUserKey(f.smallest)) >= 0;
+  }
+  // The same for f's largest key (prefix `largest`): key <= it.
+  static bool AtMostLargest(const Slice& key, uint64_t prefix,
+                            const FileMetaData& f, uint64_t largest) {
+    return prefix != largest ? prefix < largest
+                             : key.compare(ExtractUserKey(f.largest)) <= 0;
+  }
 
   FileList files_[kNumLevels];
   // Below level 0, the UserKeyPrefix of each file's largest key: a lookup's
@@ -94,6 +111,10 @@ class Version {
   // table, and compares keys in the files only among those sharing its
   // prefix.
   PrefixIndex largest_prefixes_[kNumLevels];
+  // The UserKeyPrefix of each file's smallest key, in files_ order, and
+  // of each level-0 file's largest (in no key order: not a PrefixIndex).
+  std::vector<uint64_t> smallest_prefixes_[kNumLevels];
+  std::vector<uint64_t> level0_largest_prefixes_;
   std::shared_ptr<const RangeTombstoneSet> range_tombstones_;
 };
 
@@ -101,6 +122,7 @@ template <typename Consult>
 void Version::ForEachCandidate(const Slice& key, uint64_t hash,
                                Consult&& consult) const {
   const FileMetaData* deeper[kNumLevels] = {};
+  bool deeper_in_range[kNumLevels] = {};
   const uint64_t prefix = UserKeyPrefix(key);
   for (int level = 1; level < kNumLevels; level++) {
     const FileList& files = files_[level];
@@ -113,7 +135,13 @@ void Version::ForEachCandidate(const Slice& key, uint64_t hash,
                          [](const auto& f, const Slice& k) {
                            return ExtractUserKey(f->largest).compare(k) < 0;
                          });
-    deeper[level] = it != files.end() ? it->get() : files.back().get();
+    if (it == files.end()) {
+      deeper[level] = files.back().get();  // past every range
+      continue;
+    }
+    deeper[level] = it->get();
+    deeper_in_range[level] = AtLeastSmallest(
+        key, prefix, **it, smallest_prefixes_[level][it - files.begin()]);
   }
   for (const auto& f : files_[0]) {
     if (f->filter != nullptr) f->filter->Prefetch(hash);
@@ -121,11 +149,19 @@ void Version::ForEachCandidate(const Slice& key, uint64_t hash,
   for (const FileMetaData* f : deeper) {
     if (f != nullptr && f->filter != nullptr) f->filter->Prefetch(hash);
   }
-  for (const auto& f : files_[0]) {
-    if (consult(*f, 0)) return;
+  for (size_t i = 0; i < files_[0].size(); i++) {
+    const FileMetaData& f = *files_[0][i];
+    if (consult(f, 0,
+                AtLeastSmallest(key, prefix, f, smallest_prefixes_[0][i]) &&
+                    AtMostLargest(key, prefix, f, level0_largest_prefixes_[i]))) {
+      return;
+    }
   }
   for (int level = 1; level < kNumLevels; level++) {
-    if (deeper[level] != nullptr && consult(*deeper[level], level)) return;
+    if (deeper[level] != nullptr &&
+        consult(*deeper[level], level, deeper_in_range[level])) {
+      return;
+    }
   }
 }
 

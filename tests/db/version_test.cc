@@ -1,11 +1,13 @@
 // Version::ForEachCandidate against a linear scan of the levels: every
 // level-0 segment newest first, then per deeper level the first segment whose
-// largest key is >= the key (or the last one), for keys and segment bounds
-// that share prefixes of every length, so that the search over the largest
-// keys' eight-byte prefixes meets ties, zero padding and long keys.
+// largest key is >= the key (or the last one), each said to hold the key in
+// its range exactly when its bounds do, for keys and segment bounds that
+// share prefixes of every length, so that the searches and range checks over
+// the keys' eight-byte prefixes meet ties, zero padding and long keys.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <ostream>
 #include <set>
 #include <string>
 #include <utility>
@@ -38,11 +40,25 @@ std::shared_ptr<FileMetaData> Segment(uint64_t number, const std::string& lo,
   return f;
 }
 
+struct Candidate {
+  int level;
+  uint64_t number;
+  bool in_range;
+  bool operator==(const Candidate&) const = default;
+};
+
+bool InRange(const FileMetaData& f, const std::string& key) {
+  return ExtractUserKey(f.smallest).compare(key) <= 0 &&
+         ExtractUserKey(f.largest).compare(key) >= 0;
+}
+
 // The segments ForEachCandidate visits for key, by a scan of every level.
-std::vector<std::pair<int, uint64_t>> ScanCandidates(
+std::vector<Candidate> ScanCandidates(
     const std::vector<Version::FileList>& files, const std::string& key) {
-  std::vector<std::pair<int, uint64_t>> want;
-  for (const auto& f : files[0]) want.emplace_back(0, f->number);
+  std::vector<Candidate> want;
+  for (const auto& f : files[0]) {
+    want.push_back({0, f->number, InRange(*f, key)});
+  }
   for (int level = 1; level < kNumLevels; level++) {
     const Version::FileList& list = files[level];
     if (list.empty()) continue;
@@ -53,9 +69,14 @@ std::vector<std::pair<int, uint64_t>> ScanCandidates(
         break;
       }
     }
-    want.emplace_back(level, pick->number);
+    want.push_back({level, pick->number, InRange(*pick, key)});
   }
   return want;
+}
+
+std::ostream& operator<<(std::ostream& os, const Candidate& c) {
+  return os << "{L" << c.level << " #" << c.number
+            << (c.in_range ? " in range}" : " out of range}");
 }
 
 TEST(VersionTest, ForEachCandidateMatchesAScanOfTheLevels) {
@@ -64,7 +85,12 @@ TEST(VersionTest, ForEachCandidateMatchesAScanOfTheLevels) {
     Random rnd(seed);
     std::vector<Version::FileList> files(kNumLevels);
     uint64_t number = 1;
-    files[0].push_back(Segment(number++, "", "\xff\xff"));
+    // Level 0: segments over any range, newest (highest number) first.
+    for (int i = 0; i < 4; i++) {
+      std::string a = RandomKey(&rnd), b = RandomKey(&rnd);
+      if (b < a) std::swap(a, b);
+      files[0].insert(files[0].begin(), Segment(number++, a, b));
+    }
     for (int level = 1; level < kNumLevels; level++) {
       // An even number of distinct sorted keys, paired into the bounds of
       // non-overlapping segments (some a single key).
@@ -82,18 +108,19 @@ TEST(VersionTest, ForEachCandidateMatchesAScanOfTheLevels) {
     const auto v = Version::TEST_New(files);
     std::vector<std::string> keys;
     for (int i = 0; i < 2000; i++) keys.push_back(RandomKey(&rnd));
-    for (int level = 1; level < kNumLevels; level++) {
+    for (int level = 0; level < kNumLevels; level++) {
       for (const auto& f : files[level]) {
         keys.push_back(ExtractUserKey(f->smallest).ToString());
         keys.push_back(ExtractUserKey(f->largest).ToString());
       }
     }
     for (const std::string& key : keys) {
-      std::vector<std::pair<int, uint64_t>> got;
-      v->ForEachCandidate(key, 0, [&got](const FileMetaData& f, int level) {
-        got.emplace_back(level, f.number);
-        return false;
-      });
+      std::vector<Candidate> got;
+      v->ForEachCandidate(
+          key, 0, [&got](const FileMetaData& f, int level, bool in_range) {
+            got.push_back({level, f.number, in_range});
+            return false;
+          });
       ASSERT_EQ(ScanCandidates(files, key), got)
           << Slice(key).ToEscapedString();
     }

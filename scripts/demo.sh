@@ -11,7 +11,7 @@
 # the JSON and charts to bench-results/. About 3 minutes on 2 cores, plus the
 # build. The full protocol (3 processes, 1M and 10M entries, threads) is
 # scripts/bench-compare.sh.
-# The micro-benchmarks run separately: build/release/bench/filter_bench etc.
+# The micro-benchmarks are built and run separately (README, "Benchmarks").
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BLOOMKV_WITH_PEERS="${BLOOMKV_WITH_PEERS:-1}" scripts/install-deps.sh

@@ -151,11 +151,10 @@ void Version::ForEachCandidate(const Slice& key, uint64_t hash,
   }
   for (size_t i = 0; i < files_[0].size(); i++) {
     const FileMetaData& f = *files_[0][i];
-    if (consult(f, 0,
-                AtLeastSmallest(key, prefix, f, smallest_prefixes_[0][i]) &&
-                    AtMostLargest(key, prefix, f, level0_largest_prefixes_[i]))) {
-      return;
-    }
+    const bool in_range =
+        AtLeastSmallest(key, prefix, f, smallest_prefixes_[0][i]) &&
+        AtMostLargest(key, prefix, f, level0_largest_prefixes_[i]);
+    if (consult(f, 0, in_range)) return;
   }
   for (int level = 1; level < kNumLevels; level++) {
     if (deeper[level] != nullptr &&

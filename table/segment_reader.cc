@@ -304,10 +304,10 @@ struct SegmentReader::Rep {
                         std::optional<Block>* transient,
                         const Block** block) const {
     // The name outlives the block: no reference count to touch.
-    Status s = Block::Parse(std::move(contents),
-                            std::shared_ptr<const std::string>(
-                                std::shared_ptr<void>(), shared_file_name.get()),
-                            h.offset, transient);
+    std::shared_ptr<const std::string> name(std::shared_ptr<void>(),
+                                            shared_file_name.get());
+    Status s =
+        Block::Parse(std::move(contents), std::move(name), h.offset, transient);
     if (s.ok()) *block = &**transient;
     return s;
   }

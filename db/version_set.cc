@@ -20,6 +20,7 @@ void Version::IndexLevels() {
     return UserKeyPrefix(ExtractUserKey(ikey));
   };
   level0_largest_prefixes_.clear();
+  deeper_levels_ = 0;
   for (const auto& f : files_[0]) {
     level0_largest_prefixes_.push_back(prefix(f->largest));
   }
@@ -29,6 +30,7 @@ void Version::IndexLevels() {
       smallest_prefixes_[level].push_back(prefix(f->smallest));
     }
     if (level == 0) continue;
+    if (!files_[level].empty()) deeper_levels_ |= uint32_t{1} << level;
     std::vector<uint64_t> largest;
     largest.reserve(files_[level].size());
     for (const auto& f : files_[level]) largest.push_back(prefix(f->largest));

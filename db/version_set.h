@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -115,18 +116,22 @@ class Version {
   // of each level-0 file's largest (in no key order: not a PrefixIndex).
   std::vector<uint64_t> smallest_prefixes_[kNumLevels];
   std::vector<uint64_t> level0_largest_prefixes_;
+  // Bit `level` set for each level below 0 that holds files: the levels a
+  // lookup searches.
+  uint32_t deeper_levels_ = 0;
   std::shared_ptr<const RangeTombstoneSet> range_tombstones_;
 };
 
 template <typename Consult>
 void Version::ForEachCandidate(const Slice& key, uint64_t hash,
                                Consult&& consult) const {
-  const FileMetaData* deeper[kNumLevels] = {};
-  bool deeper_in_range[kNumLevels] = {};
+  // Set for the levels in deeper_levels_ only.
+  const FileMetaData* deeper[kNumLevels];
+  bool deeper_in_range[kNumLevels];
   const uint64_t prefix = UserKeyPrefix(key);
-  for (int level = 1; level < kNumLevels; level++) {
+  for (uint32_t m = deeper_levels_; m != 0; m &= m - 1) {
+    const int level = std::countr_zero(m);
     const FileList& files = files_[level];
-    if (files.empty()) continue;
     // Files whose largest key has a smaller prefix end before key; the
     // first with a larger one ends after it.
     const auto [lo, hi] = largest_prefixes_[level].EqualRange(prefix);
@@ -137,6 +142,7 @@ void Version::ForEachCandidate(const Slice& key, uint64_t hash,
                          });
     if (it == files.end()) {
       deeper[level] = files.back().get();  // past every range
+      deeper_in_range[level] = false;
       continue;
     }
     deeper[level] = it->get();
@@ -146,8 +152,9 @@ void Version::ForEachCandidate(const Slice& key, uint64_t hash,
   for (const auto& f : files_[0]) {
     if (f->filter != nullptr) f->filter->Prefetch(hash);
   }
-  for (const FileMetaData* f : deeper) {
-    if (f != nullptr && f->filter != nullptr) f->filter->Prefetch(hash);
+  for (uint32_t m = deeper_levels_; m != 0; m &= m - 1) {
+    const FileMetaData* f = deeper[std::countr_zero(m)];
+    if (f->filter != nullptr) f->filter->Prefetch(hash);
   }
   for (size_t i = 0; i < files_[0].size(); i++) {
     const FileMetaData& f = *files_[0][i];
@@ -156,11 +163,9 @@ void Version::ForEachCandidate(const Slice& key, uint64_t hash,
         AtMostLargest(key, prefix, f, level0_largest_prefixes_[i]);
     if (consult(f, 0, in_range)) return;
   }
-  for (int level = 1; level < kNumLevels; level++) {
-    if (deeper[level] != nullptr &&
-        consult(*deeper[level], level, deeper_in_range[level])) {
-      return;
-    }
+  for (uint32_t m = deeper_levels_; m != 0; m &= m - 1) {
+    const int level = std::countr_zero(m);
+    if (consult(*deeper[level], level, deeper_in_range[level])) return;
   }
 }
 

@@ -95,7 +95,11 @@ TEST(VersionTest, ForEachCandidateMatchesAScanOfTheLevels) {
       // An even number of distinct sorted keys, paired into the bounds of
       // non-overlapping segments (some a single key).
       std::set<std::string> bounds;
-      const uint64_t n = rnd.Uniform(120);
+      // Levels empty (as in a young or a settled store), with one or two
+      // segments, or with many.
+      const uint64_t n = rnd.OneIn(3)   ? 0
+                         : rnd.OneIn(2) ? 1 + rnd.Uniform(2)
+                                        : rnd.Uniform(120);
       while (bounds.size() < n) bounds.insert(RandomKey(&rnd));
       std::vector<std::string> sorted(bounds.begin(), bounds.end());
       for (size_t i = 0; i < sorted.size(); i++) {

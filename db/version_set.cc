@@ -16,24 +16,22 @@ uint64_t Version::LevelBytes(int level) const {
 }
 
 void Version::IndexLevels() {
-  const auto prefix = [](const std::string& ikey) {
-    return UserKeyPrefix(ExtractUserKey(ikey));
-  };
-  level0_largest_prefixes_.clear();
   deeper_levels_ = 0;
-  for (const auto& f : files_[0]) {
-    level0_largest_prefixes_.push_back(prefix(f->largest));
-  }
   for (int level = 0; level < kNumLevels; level++) {
-    smallest_prefixes_[level].clear();
-    for (const auto& f : files_[level]) {
-      smallest_prefixes_[level].push_back(prefix(f->smallest));
+    const FileList& files = files_[level];
+    std::vector<uint64_t> smallest, largest;
+    smallest.reserve(files.size());
+    largest.reserve(files.size());
+    for (const auto& f : files) {
+      smallest.push_back(UserKeyPrefix(ExtractUserKey(f->smallest)));
+      largest.push_back(UserKeyPrefix(ExtractUserKey(f->largest)));
     }
-    if (level == 0) continue;
-    if (!files_[level].empty()) deeper_levels_ |= uint32_t{1} << level;
-    std::vector<uint64_t> largest;
-    largest.reserve(files_[level].size());
-    for (const auto& f : files_[level]) largest.push_back(prefix(f->largest));
+    smallest_prefixes_[level] = std::move(smallest);
+    if (level == 0) {
+      level0_largest_prefixes_ = std::move(largest);
+      continue;
+    }
+    if (!files.empty()) deeper_levels_ |= uint32_t{1} << level;
     largest_prefixes_[level] = PrefixIndex(std::move(largest));
   }
 }

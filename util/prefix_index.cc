@@ -38,18 +38,4 @@ PrefixIndex::PrefixIndex(std::vector<uint64_t> prefixes)
   }
 }
 
-std::pair<size_t, size_t> PrefixIndex::EqualRange(uint64_t want) const {
-  auto begin = prefixes_.begin(), end = prefixes_.end();
-  if (!starts_.empty()) {
-    if (want < prefixes_.front()) return {0, 0};
-    const uint64_t bucket = (want - prefixes_.front()) >> shift_;
-    if (bucket >= starts_.size() - 1) return {size(), size()};
-    end = prefixes_.begin() + starts_[bucket + 1];
-    begin = prefixes_.begin() + starts_[bucket];
-  }
-  const auto [lo, hi] = std::equal_range(begin, end, want);
-  return {static_cast<size_t>(lo - prefixes_.begin()),
-          static_cast<size_t>(hi - prefixes_.begin())};
-}
-
 }  // namespace bloomkv

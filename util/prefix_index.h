@@ -18,6 +18,7 @@
 #ifndef BLOOMKV_UTIL_PREFIX_INDEX_H_
 #define BLOOMKV_UTIL_PREFIX_INDEX_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -37,7 +38,16 @@ class PrefixIndex {
 
   // As std::equal_range over the entries: [first, last) holds the entries
   // equal to want, first is the number of entries below want.
-  std::pair<size_t, size_t> EqualRange(uint64_t want) const;
+  std::pair<size_t, size_t> EqualRange(uint64_t want) const {
+    return EqualRange(want, [](size_t, size_t) {});
+  }
+  // The same, calling searching(begin, end) with the entries it is about to
+  // search ([begin, end): the answer lies within [begin, end]) before it
+  // reads them, so that a caller can ask for what it keeps beside them in a
+  // parallel array while this search waits on their cache lines.
+  template <typename Searching>
+  std::pair<size_t, size_t> EqualRange(uint64_t want,
+                                       Searching&& searching) const;
 
   // Bytes of memory held.
   size_t MemoryUsage() const {
@@ -53,6 +63,24 @@ class PrefixIndex {
   std::vector<uint32_t> starts_;
   int shift_ = 0;
 };
+
+template <typename Searching>
+std::pair<size_t, size_t> PrefixIndex::EqualRange(uint64_t want,
+                                                  Searching&& searching) const {
+  size_t begin = 0, end = prefixes_.size();
+  if (!starts_.empty()) {
+    if (want < prefixes_.front()) return {0, 0};
+    const uint64_t bucket = (want - prefixes_.front()) >> shift_;
+    if (bucket >= starts_.size() - 1) return {size(), size()};
+    begin = starts_[bucket];
+    end = starts_[bucket + 1];
+  }
+  searching(begin, end);
+  const auto [lo, hi] = std::equal_range(prefixes_.begin() + begin,
+                                         prefixes_.begin() + end, want);
+  return {static_cast<size_t>(lo - prefixes_.begin()),
+          static_cast<size_t>(hi - prefixes_.begin())};
+}
 
 }  // namespace bloomkv
 

@@ -1,7 +1,8 @@
 // Tests for PrefixIndex: EqualRange answers exactly what std::equal_range
 // over the same sorted integers does, whatever their spread (short codes,
 // bunched, equal runs, the ends of the 64-bit range) and for every probe
-// (each entry, its neighbours, random values).
+// (each entry, its neighbours, random values), and the entries it tells a
+// caller it is about to search hold that answer.
 #include "util/prefix_index.h"
 
 #include <gtest/gtest.h>
@@ -42,6 +43,21 @@ void ExpectSameAsEqualRange(const std::vector<uint64_t>& sorted,
     const auto got = index.EqualRange(want);
     ASSERT_EQ(got.first, static_cast<size_t>(lo - sorted.begin())) << want;
     ASSERT_EQ(got.second, static_cast<size_t>(hi - sorted.begin())) << want;
+    // The entries it says it searches hold the answer (a caller fetches
+    // what it keeps beside exactly those).
+    int calls = 0;
+    size_t begin = 0, end = 0;
+    const auto told = index.EqualRange(want, [&](size_t b, size_t e) {
+      calls++;
+      begin = b;
+      end = e;
+    });
+    ASSERT_EQ(told, got) << want;
+    if (calls == 0) continue;  // answered from the table alone
+    ASSERT_EQ(calls, 1) << want;
+    ASSERT_LE(begin, got.first) << want;
+    ASSERT_LE(got.second, end) << want;
+    ASSERT_LE(end, sorted.size()) << want;
   }
 }
 

@@ -9,6 +9,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <thread>
@@ -228,6 +231,84 @@ TEST(EnvMmapRandomTest, AFaultReadsItsPageOnly) {
   volatile char c = whole.data()[data.size() / 2];
   (void)c;
   EXPECT_LE(count(), 4u);
+}
+
+// The FilePmdMapped bytes of the mapping that starts at `base` in
+// /proc/self/smaps (file pages mapped through 2 MiB page-table entries);
+// -1 if the mapping or the field is not there.
+long long FilePmdMappedKiB(const void* base) {
+  char start[32];
+  std::snprintf(start, sizeof(start), "%lx-",
+                reinterpret_cast<unsigned long>(base));
+  std::string smaps;
+  if (!ReadFileToString(Env::Default(), "/proc/self/smaps", &smaps).ok()) {
+    return -1;
+  }
+  const size_t at = smaps.find(std::string("\n") + start);
+  if (at == std::string::npos) return -1;
+  const size_t last = smaps.find("VmFlags:", at);  // a mapping's last field
+  const size_t field = smaps.find("FilePmdMapped:", at);
+  if (field == std::string::npos || field > last) return -1;
+  return std::atoll(smaps.c_str() + field + std::strlen("FilePmdMapped:"));
+}
+
+// Maps fname whole, touches every page, and returns its FilePmdMapped KiB.
+long long TouchAndCountHugeKiB(const std::string& fname, size_t size) {
+  const int fd = ::open(fname.c_str(), O_RDONLY);
+  if (fd < 0) return -1;
+  void* base = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (base == MAP_FAILED) return -1;
+  ::madvise(base, size, MADV_RANDOM);  // as the Env maps segments
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  unsigned sum = 0;
+  for (size_t i = 0; i < size; i += page) {
+    sum += static_cast<const volatile char*>(base)[i];
+  }
+  (void)sum;
+  const long long kib = FilePmdMappedKiB(base);
+  ::munmap(base, size);
+  return kib;
+}
+
+// A file appended in block-sized pieces, as a segment is, is written in
+// whole 2 MiB chunks, so where the kernel keeps 2 MiB page-cache folios for
+// such writes a mapping of the file uses huge pages for every whole chunk.
+// Skipped where a file written with plain 2 MiB writes gets none either
+// (another kernel or file system).
+TEST(EnvMmapHugeTest, ASegmentWrittenInBlocksIsMappedWithHugePages) {
+  test::TempDir dir;
+  constexpr size_t kChunk = size_t{2} << 20;
+  const size_t size = 4 * kChunk + (100 << 10);
+  Random rnd(23);
+  const std::string data = test::RandomBytes(&rnd, size);
+
+  const std::string control = dir.File("control");
+  {
+    const int fd = ::open(control.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    for (size_t at = 0; at < size; at += kChunk) {
+      const size_t n = std::min(kChunk, size - at);
+      ASSERT_EQ(static_cast<ssize_t>(n), ::write(fd, data.data() + at, n));
+    }
+    ::close(fd);
+  }
+  const long long control_kib = TouchAndCountHugeKiB(control, size);
+  if (control_kib <= 0) {
+    GTEST_SKIP() << "no 2 MiB folios for written files here (FilePmdMapped "
+                 << control_kib << ")";
+  }
+
+  const std::string fname = dir.File("segment");
+  std::unique_ptr<WritableFile> f;
+  ASSERT_TRUE(Env::Default()->NewWritableFile(fname, &f).ok());
+  for (size_t at = 0; at < size;) {
+    const size_t n = std::min<size_t>(1 + rnd.Uniform(8 << 10), size - at);
+    ASSERT_TRUE(f->Append(Slice(data.data() + at, n)).ok());
+    at += n;
+  }
+  ASSERT_TRUE(f->Close().ok());
+  EXPECT_EQ(control_kib, TouchAndCountHugeKiB(fname, size));
 }
 
 TEST(EnvMmapLimitTest, FilesBeyondTheBoundAreReadWithPread) {

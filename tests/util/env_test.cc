@@ -192,6 +192,41 @@ TEST_F(EnvTest, FlushMakesDataVisibleBeforeClose) {
   ASSERT_TRUE(f->Close().ok());  // a second Close is harmless
 }
 
+// A writable file cuts its writes at 2 MiB file offsets: appends of every
+// size (one byte to several chunks), flushes anywhere and files opened for
+// appending at any size must still leave exactly the bytes appended.
+TEST_F(EnvTest, AppendsOfEverySizeKeepTheirBytesInOrder) {
+  for (uint64_t seed : test::TestSeeds()) {
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    Random rnd(seed);
+    const std::string fname = dir_.File("appends" + std::to_string(seed));
+    std::string expected;
+    std::unique_ptr<WritableFile> f;
+    for (int reopen = 0; reopen < 3; reopen++) {
+      ASSERT_TRUE((reopen == 0 ? env_->NewWritableFile(fname, &f)
+                               : env_->NewAppendableFile(fname, &f))
+                      .ok());
+      for (int i = 0; i < 40; i++) {
+        // Mostly block-sized, some tiny, some longer than a chunk.
+        const size_t n = rnd.OneIn(16)  ? rnd.Uniform(5 << 20)
+                         : rnd.OneIn(4) ? rnd.Uniform(16)
+                                        : 1 + rnd.Uniform(8 << 10);
+        const std::string piece = test::RandomBytes(&rnd, n);
+        ASSERT_TRUE(f->Append(piece).ok());
+        expected += piece;
+        if (rnd.OneIn(10)) {
+          ASSERT_TRUE(f->Flush().ok());
+          uint64_t size = 0;
+          ASSERT_TRUE(env_->GetFileSize(fname, &size).ok());
+          ASSERT_EQ(expected.size(), size);
+        }
+      }
+      ASSERT_TRUE(f->Close().ok());
+      ASSERT_TRUE(ReadAll(env_, fname) == expected);
+    }
+  }
+}
+
 TEST_F(EnvTest, WriteErrorIsSticky) {
   // /dev/full accepts opens and fails every write with ENOSPC.
   if (!env_->FileExists("/dev/full")) GTEST_SKIP() << "no /dev/full";

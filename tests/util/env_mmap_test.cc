@@ -252,23 +252,21 @@ long long FilePmdMappedKiB(const void* base) {
   return std::atoll(smaps.c_str() + field + std::strlen("FilePmdMapped:"));
 }
 
-// Maps fname whole, touches every page, and returns its FilePmdMapped KiB.
+// Opens fname as the Env opens a segment (mapped, MADV_RANDOM), touches
+// every page, and returns the mapping's FilePmdMapped KiB.
 long long TouchAndCountHugeKiB(const std::string& fname, size_t size) {
-  const int fd = ::open(fname.c_str(), O_RDONLY);
-  if (fd < 0) return -1;
-  void* base = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
-  ::close(fd);
-  if (base == MAP_FAILED) return -1;
-  ::madvise(base, size, MADV_RANDOM);  // as the Env maps segments
+  std::unique_ptr<Env> env = MakeEnv(true);  // outlives f (its limiter)
+  std::unique_ptr<RandomAccessFile> f;
+  if (!env->NewRandomAccessFile(fname, &f).ok() ||
+      f->MappedBytes() == nullptr) {
+    return -1;
+  }
+  const volatile char* base = f->MappedBytes();
   const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
   unsigned sum = 0;
-  for (size_t i = 0; i < size; i += page) {
-    sum += static_cast<const volatile char*>(base)[i];
-  }
+  for (size_t i = 0; i < size; i += page) sum += base[i];
   (void)sum;
-  const long long kib = FilePmdMappedKiB(base);
-  ::munmap(base, size);
-  return kib;
+  return FilePmdMappedKiB(f->MappedBytes());
 }
 
 // A file appended in block-sized pieces, as a segment is, is written in

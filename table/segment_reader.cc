@@ -601,6 +601,8 @@ SegmentFilter::SegmentFilter(std::shared_ptr<const FilterPolicy> policy,
     fuse_parsed_ = binary_fuse::Parse(
         this->data(), kind == BuiltinFilterKind::kBinaryFuse8 ? 8 : 16, &fuse_,
         nullptr);
+  } else if (kind == BuiltinFilterKind::kBlockedBloom) {
+    bloom_parsed_ = blocked_bloom::ParseFilter(data_.get(), size_, &bloom_);
   }
 }
 

@@ -40,6 +40,7 @@
 #include "table/internal_key.h"
 #include "table/properties.h"
 #include "util/binary_fuse.h"
+#include "util/blocked_bloom.h"
 #include "util/prefix_index.h"
 
 namespace bloomkv {
@@ -73,12 +74,14 @@ class SegmentFilter {
   // REQUIRES: resident().
   bool KeyMayMatch(uint64_t key_hash) const {
     if (fuse_parsed_) return binary_fuse::MayContain(fuse_, key_hash);
+    if (bloom_parsed_) return blocked_bloom::MayContain(bloom_, key_hash);
     return policy_->KeyMayMatch(key_hash, data());
   }
   // Starts loading what KeyMayMatch(key_hash) will read.
   // REQUIRES: resident().
   void Prefetch(uint64_t key_hash) const {
     if (fuse_parsed_) return binary_fuse::Prefetch(fuse_, key_hash);
+    if (bloom_parsed_) return blocked_bloom::Prefetch(bloom_, key_hash);
     policy_->Prefetch(key_hash, data());
   }
   // The filter's bytes, at a 64-byte-aligned address.
@@ -114,12 +117,13 @@ class SegmentFilter {
   const std::unique_ptr<char[], AlignedDelete> data_;
   const uint64_t num_keys_;
   const double bits_per_key_;
-  // A built-in binary fuse filter is parsed once, here, instead of by the
-  // policy on every probe and prefetch (its header has a dozen fields to
-  // check; the bloom filter's trailer two). Unparsable bytes leave it to
-  // the policy, which answers "may match".
+  // A built-in filter is parsed once, here, instead of by the policy on
+  // every probe and prefetch, each a virtual call. Unparsable bytes leave
+  // it to the policy, which answers "may match".
   binary_fuse::FilterView fuse_;
   bool fuse_parsed_ = false;
+  blocked_bloom::FilterView bloom_;
+  bool bloom_parsed_ = false;
   mutable std::once_flag fp_rate_once_;
   mutable double fp_rate_ = 1.0;
 };

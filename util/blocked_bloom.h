@@ -186,6 +186,27 @@ int ChooseNumProbes(double bits_per_key);
 // REQUIRES: 0 < fp_rate < 1.
 double BitsPerKeyForFpRate(double fp_rate);
 
+// A segment filter of the built-in bloom policy (util/bloom.cc, encoding in
+// docs/filters.md), parsed: `lines` points into the filter's bytes;
+// num_lines is 0 for a filter built from no keys.
+struct FilterView {
+  const char* lines;
+  uint64_t num_lines;
+  int num_probes;
+};
+// False if the size bytes at data are not an encoding the built-in policy
+// wrote. Defined in util/bloom.cc, beside the encoding.
+bool ParseFilter(const char* data, size_t size, FilterView* view);
+// Whether the parsed filter may hold the key of `hash`.
+inline bool MayContain(const FilterView& view, uint64_t hash) {
+  return view.num_lines != 0 &&
+         LineMayContain(LineFor(view.lines, view.num_lines, hash), hash,
+                        view.num_probes);
+}
+inline void Prefetch(const FilterView& view, uint64_t hash) {
+  if (view.num_lines != 0) PrefetchLine(view.lines, view.num_lines, hash);
+}
+
 // Expected false-positive rate of a filter of num_lines lines holding
 // num_keys distinct keys with k probes each, assuming ideal hashing: the
 // average, over the (binomial, for large line counts Poisson) number of keys

@@ -37,32 +37,6 @@ constexpr double kMinFpRate = 1e-6;
 constexpr double kMaxFpRate = 0.5;
 constexpr double kDefaultFpRate = 0.01;
 
-// A parsed filter: `lines` points into the filter bytes.
-struct FilterView {
-  const char* lines;
-  uint64_t num_lines;
-  int num_probes;
-};
-
-// False if `filter` is not an encoding this policy wrote.
-bool ParseFilter(const Slice& filter, FilterView* view) {
-  if (filter.size() < kTrailerSize) return false;
-  const size_t body = filter.size() - kTrailerSize;
-  const auto* trailer =
-      reinterpret_cast<const unsigned char*>(filter.data() + body);
-  if (trailer[kTrailerMarkerOffset] != kFormatMarker) return false;
-  if (trailer[1] != 0 || trailer[2] != 0) return false;
-  const int k = trailer[kTrailerProbesOffset];
-  if (k < 1 || k > bb::kMaxProbes) return false;
-  if (body % bb::kLineBytes != 0) return false;
-  const uint64_t num_lines = body / bb::kLineBytes;
-  if (num_lines > bb::kMaxLines) return false;
-  view->lines = filter.data();
-  view->num_lines = num_lines;
-  view->num_probes = k;
-  return true;
-}
-
 class BlockedBloomPolicy final : public FilterPolicy {
  public:
   explicit BlockedBloomPolicy(double bits_per_key)
@@ -94,17 +68,15 @@ class BlockedBloomPolicy final : public FilterPolicy {
   }
 
   bool KeyMayMatch(uint64_t hash, const Slice& filter) const override {
-    FilterView view;
-    if (!ParseFilter(filter, &view)) return true;
-    if (view.num_lines == 0) return false;  // Built from no keys.
-    return bb::LineMayContain(bb::LineFor(view.lines, view.num_lines, hash),
-                              hash, view.num_probes);
+    bb::FilterView view;
+    if (!bb::ParseFilter(filter.data(), filter.size(), &view)) return true;
+    return bb::MayContain(view, hash);
   }
 
   void Prefetch(uint64_t hash, const Slice& filter) const override {
-    FilterView view;
-    if (ParseFilter(filter, &view) && view.num_lines != 0) {
-      bb::PrefetchLine(view.lines, view.num_lines, hash);
+    bb::FilterView view;
+    if (bb::ParseFilter(filter.data(), filter.size(), &view)) {
+      bb::Prefetch(view, hash);
     }
   }
 
@@ -119,8 +91,8 @@ class BlockedBloomPolicy final : public FilterPolicy {
 
   double TheoreticalFpRate(const Slice& filter,
                            uint64_t num_keys) const override {
-    FilterView view;
-    if (!ParseFilter(filter, &view)) return 1.0;
+    bb::FilterView view;
+    if (!bb::ParseFilter(filter.data(), filter.size(), &view)) return 1.0;
     return bb::TheoreticalFpRate(view.num_lines, num_keys, view.num_probes);
   }
 
@@ -145,6 +117,24 @@ std::shared_ptr<const FilterPolicy> NewBloomFilterPolicyForFpRate(
   // m / n = -ln(p) / (ln 2)^2.
   const double ln2 = std::log(2.0);
   return NewBloomFilterPolicy(-std::log(fp_rate) / (ln2 * ln2));
+}
+
+bool blocked_bloom::ParseFilter(const char* data, size_t size,
+                                FilterView* view) {
+  if (size < kTrailerSize) return false;
+  const size_t body = size - kTrailerSize;
+  const auto* trailer = reinterpret_cast<const unsigned char*>(data + body);
+  if (trailer[kTrailerMarkerOffset] != kFormatMarker) return false;
+  if (trailer[1] != 0 || trailer[2] != 0) return false;
+  const int k = trailer[kTrailerProbesOffset];
+  if (k < 1 || k > bb::kMaxProbes) return false;
+  if (body % bb::kLineBytes != 0) return false;
+  const uint64_t num_lines = body / bb::kLineBytes;
+  if (num_lines > bb::kMaxLines) return false;
+  view->lines = data;
+  view->num_lines = num_lines;
+  view->num_probes = k;
+  return true;
 }
 
 }  // namespace bloomkv

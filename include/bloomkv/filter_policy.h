@@ -9,7 +9,9 @@
 // with the built-in policy of that name when it is one of the built-in ones
 // (so a database written with the bloom filter reads with a binary fuse
 // policy configured, and the other way round); a filter of any other name is
-// ignored and the segment is searched without it.
+// ignored and the segment is searched without it. A filter stored under a
+// built-in name is probed by the library itself, from bytes parsed once,
+// without calls to the policy's KeyMayMatch or Prefetch.
 //
 // Thread-safety: policies are immutable and safe to share between threads.
 #ifndef BLOOMKV_INCLUDE_FILTER_POLICY_H_

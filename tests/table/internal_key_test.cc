@@ -1,10 +1,12 @@
 // Internal keys: CompareInternalKeys orders keys by user key (bytewise,
 // unsigned), then by trailer descending, for every user key length,
-// including the short keys it compares without memcmp.
+// including the short keys it compares without memcmp; UserKeyPrefix is the
+// first eight bytes for every length.
 #include "table/internal_key.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "tests/testutil/test_util.h"
@@ -54,6 +56,28 @@ TEST(InternalKeyTest, CompareMatchesTheDefinitionForEveryLength) {
       ASSERT_EQ(ReferenceCompare(a, b), Sign(CompareInternalKeys(a, b)))
           << "user keys of " << ua.size() << " and " << ub.size()
           << " bytes, trailers " << ta << " and " << tb;
+    }
+  }
+}
+
+// UserKeyPrefix: the first eight bytes, big-endian, zero-padded, for every
+// length and byte value; and it never orders two keys against their order.
+TEST(InternalKeyTest, UserKeyPrefixIsTheFirstEightBytesBigEndian) {
+  for (uint64_t seed : test::TestSeeds()) {
+    SCOPED_TRACE("seed=" + std::to_string(seed));
+    Random rnd(seed);
+    for (int i = 0; i < 20000; i++) {
+      std::string k(rnd.Uniform(13), '\0');
+      for (char& c : k) c = static_cast<char>(rnd.Uniform(256));
+      uint64_t want = 0;
+      for (size_t j = 0; j < 8; j++) {
+        want = want << 8 |
+               (j < k.size() ? static_cast<unsigned char>(k[j]) : 0u);
+      }
+      ASSERT_EQ(want, UserKeyPrefix(k)) << k.size() << " bytes";
+      const std::string shorter = k.substr(0, rnd.Uniform(13));
+      const auto [lo, hi] = std::minmax(k, shorter);
+      ASSERT_LE(UserKeyPrefix(lo), UserKeyPrefix(hi));
     }
   }
 }

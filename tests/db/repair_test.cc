@@ -546,6 +546,9 @@ TEST_F(RepairTest, DatabaseWithManyLevelsKeepsNewestValues) {
           ASSERT_TRUE(db->Put(WriteOptions(), key, *model[key]).ok());
         }
       }
+      // Compactions run in the background: on a loaded machine none may
+      // have run yet when the writes return.
+      ASSERT_NO_FATAL_FAILURE(test::WaitForBackgroundWork(db.get()));
       int deep = 0;
       for (const SegmentInfo& s : db->GetSegmentInfo()) deep += s.level > 0;
       ASSERT_GT(deep, 0) << "the test needs segments below level 0";

@@ -1,7 +1,9 @@
 // The cache-line-blocked bloom filter core shared by the segment filter
 // policy (util/bloom.cc) and the standalone bloomkv::BloomFilter
 // (util/bloom_filter.cc): line selection, probe bit positions, sizing, the
-// choice of probe count, and the theoretical false-positive rate.
+// choice of probe count, and the theoretical false-positive rate; and the
+// parsed view of a segment filter, which the policy and a segment's reader
+// (SegmentFilter, table/segment_reader.h) probe alike.
 //
 // A filter is an array of 64-byte lines. A key's 64-bit hash picks one line
 // from its upper 32 bits (multiply-shift, so any line count works) and k bit

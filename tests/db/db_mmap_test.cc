@@ -184,6 +184,14 @@ int ReadACutSegment(const std::string& dir, Env* env = nullptr,
   return failed > 0 ? kCutOk : kCutNothingFailed;
 }
 
+// Ends a death test's child with `code`, after removing the directory the
+// child made: the child runs the test from its start, so its TempDir is not
+// the parent's, and std::exit runs no destructor.
+[[noreturn]] void ExitRemoving(const test::TempDir& dir, int code) {
+  std::filesystem::remove_all(dir.path());
+  std::exit(code);
+}
+
 // A segment cut short under a live database fails the reads that need its
 // lost part with Corruption; it never ends the process, mapped or not (a
 // mapped page the file no longer backs raises SIGBUS, which the mapping's
@@ -192,14 +200,14 @@ int ReadACutSegment(const std::string& dir, Env* env = nullptr,
 TEST(DBCutSegmentTest, DefaultOptionsFailTheReadsNotTheProcess) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   test::TempDir dir;
-  EXPECT_EXIT(std::exit(ReadACutSegment(dir.path())),
+  EXPECT_EXIT(ExitRemoving(dir, ReadACutSegment(dir.path())),
               testing::ExitedWithCode(kCutOk), "");
 }
 
 TEST(DBCutSegmentTest, PreadSegmentsFailTheReadsNotTheProcess) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
   test::TempDir dir;
-  EXPECT_EXIT(std::exit(ReadACutSegment(dir.path(), test::PreadEnv())),
+  EXPECT_EXIT(ExitRemoving(dir, ReadACutSegment(dir.path(), test::PreadEnv())),
               testing::ExitedWithCode(kCutOk), "");
 }
 
@@ -213,7 +221,9 @@ TEST(DBCutSegmentTest, MappedSegmentsFailTheReadsNotTheProcess) {
           EnvOptions eo;
           eo.use_mmap_reads = true;
           std::unique_ptr<Env> env = NewPosixEnv(eo);
-          std::exit(ReadACutSegment(dir.path(), env.get(), read_first));
+          const int code = ReadACutSegment(dir.path(), env.get(), read_first);
+          env.reset();
+          ExitRemoving(dir, code);
         },
         testing::ExitedWithCode(kCutOk), "");
   }

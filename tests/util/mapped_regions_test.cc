@@ -32,39 +32,46 @@ namespace BLOOMKV_FILE_NAMESPACE {  // file-local (bloomkv_unity_build)
 const size_t kPage = static_cast<size_t>(sysconf(_SC_PAGESIZE));
 
 // A file of `pages` pages, page i filled with the byte 'a' + i, mapped
-// read-only. Unmapped (and unregistered, if registered) on destruction.
+// read-only: the file `fname`, or where `fname` is empty an anonymous one
+// (memfd_create), which the death tests use: their child is ended by the
+// fault and could not remove a directory. Unmapped (and unregistered, if
+// registered) on destruction.
 class MappedFile {
  public:
-  MappedFile(const std::string& fname, size_t pages) : fname_(fname) {
+  MappedFile(const std::string& fname, size_t pages) {
+    fd_ = fname.empty() ? ::memfd_create("mapped-regions-test", MFD_CLOEXEC)
+                        : ::open(fname.c_str(),
+                                 O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    EXPECT_GE(fd_, 0) << fname << ": " << std::strerror(errno);
     std::string data;
     for (size_t i = 0; i < pages; i++) {
       data.append(kPage, static_cast<char>('a' + i));
     }
-    EXPECT_TRUE(
-        WriteStringToFile(Env::Default(), data, fname, /*sync=*/false).ok());
-    const int fd = ::open(fname.c_str(), O_RDONLY | O_CLOEXEC);
-    EXPECT_GE(fd, 0);
+    EXPECT_EQ(static_cast<ssize_t>(data.size()),
+              ::write(fd_, data.data(), data.size()));
     length_ = data.size();
-    void* base = ::mmap(nullptr, length_, PROT_READ, MAP_SHARED, fd, 0);
-    ::close(fd);
+    void* base = ::mmap(nullptr, length_, PROT_READ, MAP_SHARED, fd_, 0);
     EXPECT_NE(base, MAP_FAILED);
     base_ = static_cast<const volatile char*>(base);
   }
   ~MappedFile() {
     if (slot_ >= 0) MappedRegions::Unregister(slot_);
     ::munmap(const_cast<char*>(base_), length_);
+    ::close(fd_);
   }
 
   int Register() {
     slot_ = MappedRegions::Register(const_cast<char*>(base_), length_);
     return slot_;
   }
-  void CutTo(size_t bytes) { std::filesystem::resize_file(fname_, bytes); }
+  void CutTo(size_t bytes) {
+    EXPECT_EQ(0, ::ftruncate(fd_, static_cast<off_t>(bytes)));
+  }
   // A load the compiler must do: the byte at offset, as the mapping has it.
   char At(size_t offset) const { return base_[offset]; }
 
  private:
-  const std::string fname_;
+  int fd_ = -1;
   const volatile char* base_ = nullptr;
   size_t length_ = 0;
   int slot_ = -1;
@@ -125,12 +132,11 @@ bool DiedOfTheFault(int status) {
 // process with SIGBUS, as it would without the handler.
 TEST(MappedRegionsDeathTest, AFaultOutsideEveryRegionStillEndsTheProcess) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  test::TempDir dir;
   EXPECT_EXIT(
       {
-        MappedFile guarded(dir.File("guarded"), 1);
+        MappedFile guarded("", 1);
         if (guarded.Register() < 0) std::exit(3);  // installs the handler
-        MappedFile unguarded(dir.File("unguarded"), 2);
+        MappedFile unguarded("", 2);
         unguarded.CutTo(0);
         (void)unguarded.At(kPage);
         std::exit(0);
@@ -144,7 +150,6 @@ void PreviousHandler(int) { std::_Exit(42); }
 // not a region's.
 TEST(MappedRegionsDeathTest, AFaultOutsideEveryRegionReachesTheEarlierHandler) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  test::TempDir dir;
   EXPECT_EXIT(
       {
         // The death test's child runs this test alone: no region was
@@ -153,11 +158,11 @@ TEST(MappedRegionsDeathTest, AFaultOutsideEveryRegionReachesTheEarlierHandler) {
         action.sa_handler = PreviousHandler;
         sigemptyset(&action.sa_mask);
         if (sigaction(SIGBUS, &action, nullptr) != 0) std::exit(3);
-        MappedFile guarded(dir.File("guarded"), 2);
+        MappedFile guarded("", 2);
         if (guarded.Register() < 0) std::exit(4);
         guarded.CutTo(0);
         if (guarded.At(kPage) != '\0') std::exit(5);  // the region's own
-        MappedFile unguarded(dir.File("unguarded"), 2);
+        MappedFile unguarded("", 2);
         unguarded.CutTo(0);
         (void)unguarded.At(kPage);
         std::exit(0);

@@ -46,11 +46,24 @@ bool ParseSeedList(const char* text, std::vector<uint64_t>* seeds) {
   }
 }
 
+// The value of the environment variable `name`, or `fallback` where it is
+// unset or empty.
+std::string EnvOr(const char* name, std::string fallback) {
+  const char* v = std::getenv(name);
+  return v != nullptr && v[0] != '\0' ? std::string(v) : fallback;
+}
+
 }  // namespace
 
-TempDir::TempDir(std::string_view prefix) {
-  const char* tmp = std::getenv("TMPDIR");
-  std::string base = (tmp != nullptr && tmp[0] != '\0') ? tmp : "/tmp";
+TempDir::TempDir(std::string_view prefix)
+    : TempDir(prefix, EnvOr("TMPDIR", "/tmp")) {}
+
+TempDir TempDir::OnDisk(std::string_view prefix) {
+  return TempDir(prefix, EnvOr("BLOOMKV_TEST_DISK_TMPDIR",
+                               EnvOr("TMPDIR", "/tmp")));
+}
+
+TempDir::TempDir(std::string_view prefix, std::string base) {
   while (base.size() > 1 && base.back() == '/') base.pop_back();
   std::string templ = base + "/" + std::string(prefix) + "-XXXXXX";
   if (::mkdtemp(templ.data()) == nullptr) {

@@ -40,12 +40,20 @@ class TempDir {
   TempDir& operator=(const TempDir&) = delete;
   ~TempDir();
 
+  // The same, for a test that needs a disk's page cache (readahead, large
+  // folios), not tmpfs's: under $BLOOMKV_TEST_DISK_TMPDIR where set (the
+  // test command runs the suite on tmpfs and sets it, scripts/test.sh),
+  // else where TempDir() would make it.
+  static TempDir OnDisk(std::string_view prefix = "bloomkv");
+
   // Absolute path, without a trailing slash.
   const std::string& path() const { return path_; }
   // path() + "/" + name.
   std::string File(std::string_view name) const;
 
  private:
+  TempDir(std::string_view prefix, std::string base);
+
   std::string path_;
 };
 

@@ -200,7 +200,7 @@ TEST_P(EnvMmapTest, WillNeedChangesNothingReadsReturn) {
 // of the pages near it (which, at a typical read_ahead_kb, would be dozens
 // of pages: a whole small segment per fault).
 TEST(EnvMmapRandomTest, AFaultReadsItsPageOnly) {
-  test::TempDir dir;
+  const test::TempDir dir = test::TempDir::OnDisk();
   const std::string fname = dir.File("cold");
   Random rnd(17);
   const std::string data = test::RandomBytes(&rnd, 4 << 20);
@@ -275,7 +275,7 @@ long long TouchAndCountHugeKiB(const std::string& fname, size_t size) {
 // Skipped where a file written with plain 2 MiB writes gets none either
 // (another kernel or file system).
 TEST(EnvMmapHugeTest, ASegmentWrittenInBlocksIsMappedWithHugePages) {
-  test::TempDir dir;
+  const test::TempDir dir = test::TempDir::OnDisk();
   constexpr size_t kChunk = size_t{2} << 20;
   const size_t size = 4 * kChunk + (100 << 10);
   Random rnd(23);

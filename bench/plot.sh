@@ -6,7 +6,7 @@
 set -euo pipefail
 dir="${1:?usage: bench/plot.sh DIR (the --plot_dir given to kvbench)}"
 if ! command -v gnuplot >/dev/null; then
-  echo "gnuplot not found: install gnuplot-nox (scripts/install-deps.sh)" >&2
+  echo "gnuplot not found: install gnuplot-nox (BLOOMKV_WITH_PLOTS=1 scripts/install-deps.sh)" >&2
   exit 1
 fi
 [[ -f "$dir/kvbench.gp" ]] || { echo "$dir/kvbench.gp not found: run kvbench --plot_dir=$dir first" >&2; exit 1; }

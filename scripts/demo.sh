@@ -14,7 +14,7 @@
 # The micro-benchmarks are built and run separately (README, "Benchmarks").
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BLOOMKV_WITH_PEERS="${BLOOMKV_WITH_PEERS:-1}" scripts/install-deps.sh
+BLOOMKV_WITH_PEERS="${BLOOMKV_WITH_PEERS:-1}" BLOOMKV_WITH_PLOTS=1 scripts/install-deps.sh
 
 # The tree the test command builds: after it, kvbench is already up to date.
 build_dir=$(scripts/configure-release.sh)

@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   liblz4-dev libzstd-dev libxxhash-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libcli11-dev nlohmann-json3-dev libcpp-httplib-dev gnuplot-nox
+  libcli11-dev nlohmann-json3-dev libcpp-httplib-dev
   libssl-dev
   python3 python3-cffi
 )
@@ -16,6 +16,12 @@ packages=(
 if [[ "${BLOOMKV_WITH_PEERS:-0}" == 1 ]]; then
   # LevelDB's CMake package links snappy.
   packages+=(libleveldb-dev libsnappy-dev librocksdb-dev liblmdb-dev)
+fi
+# gnuplot, for kvbench's charts (bench/plot.sh; scripts/demo.sh turns this
+# on). Not needed to build or test: it and the libraries it pulls in (cairo,
+# pango, gd) are left out of the test command's install.
+if [[ "${BLOOMKV_WITH_PLOTS:-0}" == 1 ]]; then
+  packages+=(gnuplot-nox)
 fi
 # The HTTP load generator for scripts/shortlink-load.sh.
 if [[ "${BLOOMKV_WITH_LOAD:-0}" == 1 ]]; then

@@ -349,13 +349,16 @@ std::string RandomUserKey(Random* rnd) {
 }
 
 // Asserts that Find and BlockIter::Seek give the model's lower bound for
-// target.
+// target, and that Find names the restart point that entry is (the block
+// has one every `interval` entries), or none.
 void ExpectFindMatchesModel(const Block& block, const Model& model,
-                            const std::string& target,
+                            const std::string& target, int interval,
                             BlockKeyBuffer* key_buf) {
   Slice key, value;
   bool found = true;
-  ASSERT_TRUE(block.Find(target, key_buf, &key, &value, &found).ok());
+  uint32_t restart = 0;
+  ASSERT_TRUE(
+      block.Find(target, key_buf, &key, &value, &found, &restart).ok());
   BlockIter it(&block);
   it.Seek(target);
   ASSERT_TRUE(it.status().ok()) << it.status().ToString();
@@ -367,6 +370,11 @@ void ExpectFindMatchesModel(const Block& block, const Model& model,
     ASSERT_TRUE(found);
     EXPECT_EQ(key, Slice(lb->first));
     EXPECT_EQ(value, Slice(lb->second));
+    const auto entry = static_cast<uint32_t>(std::distance(model.begin(), lb));
+    EXPECT_EQ(entry % interval == 0 ? entry / interval
+                                    : Block::kNotARestartPoint,
+              restart)
+        << "entry " << entry;
     ASSERT_TRUE(it.Valid());
     EXPECT_EQ(it.key(), Slice(lb->first));
     EXPECT_EQ(it.value(), Slice(lb->second));
@@ -404,16 +412,16 @@ TEST(BlockFindTest, MatchesMapModelWithSeededRandomKeys) {
       for (const auto& [k, v] : model) {
         ParsedInternalKey p;
         ASSERT_TRUE(ParseInternalKey(k, &p));
-        ExpectFindMatchesModel(*block, model, k, &key_buf);
+        ExpectFindMatchesModel(*block, model, k, interval, &key_buf);
         ExpectFindMatchesModel(
             *block, model,
             MakeInternalKey(p.user_key, p.sequence + 1, ValueType::kValue),
-            &key_buf);
+            interval, &key_buf);
         if (p.sequence > 0) {
           ExpectFindMatchesModel(
               *block, model,
               MakeInternalKey(p.user_key, p.sequence - 1, ValueType::kValue),
-              &key_buf);
+              interval, &key_buf);
         }
       }
       for (int i = 0; i < 200; i++) {
@@ -421,7 +429,7 @@ TEST(BlockFindTest, MatchesMapModelWithSeededRandomKeys) {
             *block, model,
             MakeInternalKey(RandomUserKey(&rnd), rnd.Uniform(1000),
                             ValueType::kValue),
-            &key_buf);
+            interval, &key_buf);
       }
       if (HasFatalFailure()) return;
     }

@@ -51,10 +51,18 @@ if [[ -z "$base" ]]; then
 fi
 scratch=$(mktemp -d "$base/bloomkv-suite.XXXXXX")
 disk_scratch=$(mktemp -d "$disk_base/bloomkv-suite-disk.XXXXXX")
-trap 'rm -rf "$scratch" "$disk_scratch"' EXIT
 export TMPDIR=$scratch BLOOMKV_TEST_DISK_TMPDIR=$disk_scratch
+# BLOOMKV_KEEP_TEMP=1 keeps every test's directory (test::TempDir), and
+# so the scratch directories.
+keep_temp=0
+[[ -n "${BLOOMKV_KEEP_TEMP:-}" && "$BLOOMKV_KEEP_TEMP" != 0 ]] && keep_temp=1
+if ((keep_temp)); then
+  echo "the tests' directories are kept in $scratch and $disk_scratch"
+else
+  trap 'rm -rf "$scratch" "$disk_scratch"' EXIT
+fi
 left_behind() {
-  [[ -n "${BLOOMKV_KEEP_TEMP:-}" && "${BLOOMKV_KEEP_TEMP}" != 0 ]] && return 0
+  ((keep_temp)) && return 0
   local left
   left=$(find "$scratch" "$disk_scratch" -mindepth 1 -maxdepth 1 | sort)
   [[ -z "$left" ]] && return 0

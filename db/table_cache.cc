@@ -33,6 +33,37 @@ struct TableCacheEntry {
   TableCacheEntry* next = nullptr;
 };
 
+// The readers a locked section closed, destroyed (their files closed) by
+// Destroy() or at the end of the scope, after the caller released mu_: no
+// close(2), munmap or reader's teardown under the lock. Declared before the
+// section's MutexLock, so that it is destroyed after it.
+class TableCache::ClosedReaders {
+ public:
+  explicit ClosedReaders(TableCache* cache) : cache_(cache) {}
+  ClosedReaders(const ClosedReaders&) = delete;
+  ClosedReaders& operator=(const ClosedReaders&) = delete;
+  ~ClosedReaders() { Destroy(); }
+
+  void Add(std::unique_ptr<SegmentReader> reader) {
+    readers_.push_back(std::move(reader));
+  }
+  size_t size() const { return readers_.size(); }
+  // Destroys the readers added, then stops counting them.
+  // REQUIRES: mu_ not held.
+  void Destroy() EXCLUDES(cache_->mu_) {
+    if (readers_.empty()) return;
+    const size_t n = readers_.size();
+    readers_.clear();
+    MutexLock guard(&cache_->mu_);
+    cache_->closing_ -= n;
+    cache_->closing_done_.SignalAll();
+  }
+
+ private:
+  TableCache* const cache_;
+  std::vector<std::unique_ptr<SegmentReader>> readers_;
+};
+
 void TableCache::Unlink(Entry* e) {
   e->prev->next = e->next;
   e->next->prev = e->prev;
@@ -97,13 +128,12 @@ Status TableCache::OpenReader(const FileMetaData& f,
 }
 
 void TableCache::Load(FileMetaData* f) {
-  std::vector<std::unique_ptr<SegmentReader>> closing;
+  ClosedReaders closed(this);
   {
     MutexLock guard(&mu_);
-    ReserveLocked();
-    closing = TakeClosingLocked();
+    ReserveLocked(&closed);
   }
-  closing.clear();
+  closed.Destroy();
   // The block cache id outlives this reader, so that the file reopened
   // later finds the blocks this reader cached.
   f->cache_id = block_cache_ != nullptr ? block_cache_->NewId() : 0;
@@ -153,7 +183,7 @@ void TableCache::Load(FileMetaData* f) {
   if (f->table_cache_entry != nullptr) {
     f->table_cache_entry->meta_memory = meta_memory;
   }
-  closing = TakeClosingLocked();  // destroyed after the guard
+  TakeClosedLocked(&closed);
 }
 
 namespace {
@@ -223,11 +253,11 @@ void TableCache::ReleaseLookup(std::atomic<Entry*>* slot, Entry* e) {
   // raised its flag first, so one of the two does the close.
   slot->store(nullptr);
   if (close_pending_.load() || (over_capacity_.load() && e->refs.load() <= 1)) {
-    std::vector<std::unique_ptr<SegmentReader>> closing;
+    ClosedReaders closed(this);
     MutexLock guard(&mu_);
     CloseEvictedLocked();
     ShrinkLocked();
-    closing = TakeClosingLocked();  // destroyed after the guard
+    TakeClosedLocked(&closed);
   }
 }
 
@@ -235,7 +265,7 @@ Status TableCache::Acquire(const FileMetaData& f, Handle* handle) {
   handle->Reset();
   if (!f.open_status.ok()) return f.open_status;
   Entry* e = f.table_cache_entry.get();
-  std::vector<std::unique_ptr<SegmentReader>> closing;
+  ClosedReaders closed(this);
   if (e == nullptr || !TryPin(e)) {
     MutexLock guard(&mu_);
     auto it = entries_.find(f.number);
@@ -243,19 +273,18 @@ Status TableCache::Acquire(const FileMetaData& f, Handle* handle) {
     // Under mu_ an entry in entries_ is either closed or stays open.
     if (e == nullptr || !TryPin(e)) {
       e = nullptr;
-      ReserveLocked();
-      closing = TakeClosingLocked();
+      ReserveLocked(&closed);
     }
   }
   if (e == nullptr) {
-    closing.clear();  // before this thread opens a file of its own
+    closed.Destroy();  // before this thread opens a file of its own
     std::unique_ptr<SegmentReader> reader;
     Status s = OpenReader(f, nullptr, &reader);
     MutexLock guard(&mu_);
     e = InsertLocked(f.number, s.ok() ? std::move(reader) : nullptr,
                      /*pin=*/true)
             .get();
-    closing = TakeClosingLocked();  // destroyed after the guard
+    TakeClosedLocked(&closed);
     if (e == nullptr) return s;
   }
   handle->cache_ = this;
@@ -263,10 +292,25 @@ Status TableCache::Acquire(const FileMetaData& f, Handle* handle) {
   return Status::OK();
 }
 
-void TableCache::ReserveLocked() {
+void TableCache::ReserveLocked(ClosedReaders* closed) {
   opening_++;
   UpdateTrackUseLocked();
-  ShrinkLocked();
+  for (;;) {
+    ShrinkLocked();
+    TakeClosedLocked(closed);
+    // What other threads closed and have not yet destroyed is still open;
+    // what this thread closed it destroys before it opens.
+    const size_t others = closing_ - closed->size();
+    if (others == 0 || open_ + opening_ + others <= capacity_) return;
+    if (closed->size() != 0) {
+      // Never wait holding readers: two threads would wait for each other.
+      mu_.Unlock();
+      closed->Destroy();
+      mu_.Lock();
+    } else {
+      closing_done_.Wait(&mu_);
+    }
+  }
 }
 
 std::shared_ptr<TableCache::Entry> TableCache::InsertLocked(
@@ -300,16 +344,16 @@ std::shared_ptr<TableCache::Entry> TableCache::InsertLocked(
 
 void TableCache::Release(Entry* e) {
   const uint64_t before = e->refs.fetch_sub(1);
-  std::vector<std::unique_ptr<SegmentReader>> closing;
+  ClosedReaders closed(this);
   if (before == 1) {
     // The last reference-counted pin of an evicted file.
     MutexLock guard(&mu_);
     CloseEvictedLocked();
-    closing = TakeClosingLocked();
+    TakeClosedLocked(&closed);
   } else if (before == 2 && over_capacity_.load()) {
     MutexLock guard(&mu_);
     ShrinkLocked();
-    closing = TakeClosingLocked();
+    TakeClosedLocked(&closed);
   }
 }
 
@@ -366,18 +410,18 @@ void TableCache::ShrinkLocked() {
 }
 
 void TableCache::CloseLocked(Entry* e) {
-  closing_.push_back(std::move(e->reader));
+  closed_.push_back(std::move(e->reader));
   open_--;
+  closing_++;
 }
 
-std::vector<std::unique_ptr<SegmentReader>> TableCache::TakeClosingLocked() {
-  std::vector<std::unique_ptr<SegmentReader>> closing;
-  closing.swap(closing_);
-  return closing;
+void TableCache::TakeClosedLocked(ClosedReaders* closed) {
+  for (auto& reader : closed_) closed->Add(std::move(reader));
+  closed_.clear();
 }
 
 void TableCache::Evict(uint64_t number) {
-  std::vector<std::unique_ptr<SegmentReader>> closing;
+  ClosedReaders closed(this);
   MutexLock guard(&mu_);
   auto it = entries_.find(number);
   if (it == entries_.end()) return;
@@ -392,12 +436,12 @@ void TableCache::Evict(uint64_t number) {
   Entry* raw = e.get();
   evicted_.emplace(raw, std::move(e));
   CloseEvictedLocked();
-  closing = TakeClosingLocked();  // destroyed after the guard
+  TakeClosedLocked(&closed);
 }
 
 size_t TableCache::open_files() const {
   MutexLock guard(&mu_);
-  return open_ + opening_;
+  return open_ + opening_ + closing_;
 }
 
 uint64_t TableCache::meta_memory() const {

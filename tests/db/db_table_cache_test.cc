@@ -13,6 +13,8 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -56,7 +58,7 @@ class OpenSegmentsEnv : public EnvWrapper {
       int peak = peak_.load();
       while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
       }
-      file = std::make_unique<Tracked>(std::move(file), &open_, &reads_);
+      file = std::make_unique<Tracked>(std::move(file), this);
     }
     *result = std::move(file);
     return s;
@@ -73,26 +75,52 @@ class OpenSegmentsEnv : public EnvWrapper {
     return reopens_;
   }
 
+  // The next close of a segment file waits, its file still open and
+  // counted, until ReleaseHeldClose(); WaitForHeldClose() returns once it
+  // waits.
+  void HoldNextClose() {
+    std::lock_guard<std::mutex> guard(mu_);
+    hold_ = HoldState::kArmed;
+  }
+  void WaitForHeldClose() {
+    std::unique_lock<std::mutex> lock(mu_);
+    hold_cv_.wait(lock, [this] { return hold_ == HoldState::kWaiting; });
+  }
+  void ReleaseHeldClose() {
+    std::lock_guard<std::mutex> guard(mu_);
+    hold_ = HoldState::kNone;
+    hold_cv_.notify_all();
+  }
+
  private:
+  enum class HoldState { kNone, kArmed, kWaiting };
+
   class Tracked : public RandomAccessFile {
    public:
-    Tracked(std::unique_ptr<RandomAccessFile> file, std::atomic<int>* open,
-            std::atomic<uint64_t>* reads)
-        : file_(std::move(file)), open_(open), reads_(reads) {}
+    Tracked(std::unique_ptr<RandomAccessFile> file, OpenSegmentsEnv* env)
+        : file_(std::move(file)), env_(env) {}
     ~Tracked() override {
+      {
+        std::unique_lock<std::mutex> lock(env_->mu_);
+        if (env_->hold_ == HoldState::kArmed) {
+          env_->hold_ = HoldState::kWaiting;
+          env_->hold_cv_.notify_all();
+          env_->hold_cv_.wait(
+              lock, [this] { return env_->hold_ != HoldState::kWaiting; });
+        }
+      }
       file_.reset();  // closed before it stops being counted
-      open_->fetch_sub(1);
+      env_->open_.fetch_sub(1);
     }
     Status Read(uint64_t offset, size_t n, Slice* result,
                 char* scratch) const override {
-      reads_->fetch_add(1);
+      env_->reads_.fetch_add(1);
       return file_->Read(offset, n, result, scratch);
     }
 
    private:
     std::unique_ptr<RandomAccessFile> file_;
-    std::atomic<int>* open_;
-    std::atomic<uint64_t>* reads_;
+    OpenSegmentsEnv* const env_;
   };
 
   std::atomic<int> open_{0};
@@ -102,6 +130,8 @@ class OpenSegmentsEnv : public EnvWrapper {
   mutable std::mutex mu_;
   std::map<std::string, int> opens_per_file_;  // GUARDED_BY(mu_)
   uint64_t reopens_ = 0;                       // GUARDED_BY(mu_)
+  HoldState hold_ = HoldState::kNone;          // GUARDED_BY(mu_)
+  std::condition_variable hold_cv_;
 };
 
 // Segments 1..n of one key each ("k<number>"), loaded into a table cache
@@ -365,6 +395,44 @@ TEST_F(TableCacheTest, EvictClosesAtOnceOrAtTheLastRelease) {
   EXPECT_EQ(1, env_.open());
   cache_->Evict(99);  // never open: nothing happens
   EXPECT_EQ(1, env_.open());
+}
+
+// A file closed under the cache's lock is closed (its reader destroyed)
+// after the lock is released. Until then it still counts: a reopen of
+// another file meanwhile waits for it rather than go past the capacity.
+TEST_F(TableCacheTest, AFileBeingClosedCountsUntilItIsClosed) {
+  Build(3, 2);  // 2 and 3 open
+  env_.HoldNextClose();
+  std::thread evicting([&] { cache_->Evict(3); });
+  env_.WaitForHeldClose();
+  EXPECT_EQ(2, env_.open());
+  EXPECT_EQ(2u, cache_->open_files());
+  std::mutex mu;
+  std::condition_variable cv;
+  bool read_done = false;
+  Status read_status;
+  std::thread reading([&] {
+    Status s = Read(1);
+    std::lock_guard<std::mutex> guard(mu);
+    read_status = s;
+    read_done = true;
+    cv.notify_all();
+  });
+  {
+    // On the unfixed cache the read opens segment 1 at once, beside the
+    // two still open; here it waits for the close.
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait_for(lock, std::chrono::milliseconds(250),
+                [&] { return read_done; });
+    EXPECT_FALSE(read_done) << "a file was opened past the capacity";
+  }
+  EXPECT_LE(env_.peak(), 2);
+  env_.ReleaseHeldClose();
+  evicting.join();
+  reading.join();
+  EXPECT_TRUE(read_status.ok()) << read_status.ToString();
+  EXPECT_LE(env_.peak(), 2);
+  EXPECT_EQ(static_cast<size_t>(env_.open()), cache_->open_files());
 }
 
 // Lookups pin open files without the lock, by count or through a lookup

@@ -22,6 +22,11 @@ struct TableCacheEntry {
   // UseStamp() at the opening or the latest pin (pins stamp only once
   // the cache tracks use).
   std::atomic<uint64_t> last_use{0};
+  // Pins since the file was opened, counted as last_use is stamped (only
+  // once the cache tracks use; concurrent pins may count as one).
+  std::atomic<uint32_t> pins{0};
+  // pins when the file was last closed; UINT32_MAX if it never was (mu_).
+  uint32_t pins_last_open = UINT32_MAX;
   uint64_t number = 0;
   // Bytes of index block and filter the segment holds in memory, counted
   // against the limit until the segment is evicted (mu_).
@@ -102,6 +107,7 @@ TableCache::~TableCache() {
 
 Status TableCache::OpenReader(const FileMetaData& f,
                               std::shared_ptr<const FilterPolicy> filter_policy,
+                              bool short_lived,
                               std::unique_ptr<SegmentReader>* reader) {
   const std::string fname = SegmentFileName(dbname_, f.number);
   uint64_t size = 0;
@@ -116,7 +122,10 @@ Status TableCache::OpenReader(const FileMetaData& f,
                                       std::to_string(f.file_size));
   }
   std::unique_ptr<RandomAccessFile> file;
-  if (s.ok()) s = env_->NewRandomAccessFile(fname, &file);
+  if (s.ok()) {
+    s = short_lived ? env_->NewShortLivedRandomAccessFile(fname, &file)
+                    : env_->NewRandomAccessFile(fname, &file);
+  }
   if (!s.ok()) return s;
   SegmentReaderOptions ro;
   ro.filter_policy = std::move(filter_policy);
@@ -140,7 +149,7 @@ void TableCache::Load(FileMetaData* f) {
   f->meta = nullptr;
   f->filter = nullptr;
   std::unique_ptr<SegmentReader> reader;
-  Status s = OpenReader(*f, filter_policy_, &reader);
+  Status s = OpenReader(*f, filter_policy_, /*short_lived=*/false, &reader);
   uint64_t meta_memory = 0;
   if (s.ok()) {
     f->meta = reader->meta();
@@ -170,7 +179,7 @@ void TableCache::Load(FileMetaData* f) {
       // read the file as any later reopen does.
       f->meta = f->meta->Paged(keep_filter);
       reader.reset();
-      s = OpenReader(*f, nullptr, &reader);
+      s = OpenReader(*f, nullptr, /*short_lived=*/false, &reader);
     }
     f->filter = f->meta->filter != nullptr && f->meta->filter->resident()
                     ? f->meta->filter
@@ -199,6 +208,8 @@ uint64_t UseStamp() {
 void TableCache::Touch(Entry* e) {
   if (track_use_.load(std::memory_order_relaxed)) {
     e->last_use.store(UseStamp(), std::memory_order_relaxed);
+    e->pins.store(e->pins.load(std::memory_order_relaxed) + 1,
+                  std::memory_order_relaxed);
   }
 }
 
@@ -266,12 +277,15 @@ Status TableCache::Acquire(const FileMetaData& f, Handle* handle) {
   if (!f.open_status.ok()) return f.open_status;
   Entry* e = f.table_cache_entry.get();
   ClosedReaders closed(this);
+  bool short_lived = false;
   if (e == nullptr || !TryPin(e)) {
     MutexLock guard(&mu_);
     auto it = entries_.find(f.number);
     e = it != entries_.end() ? it->second.get() : nullptr;
     // Under mu_ an entry in entries_ is either closed or stays open.
     if (e == nullptr || !TryPin(e)) {
+      // See "Reopens" in table_cache.h.
+      short_lived = e != nullptr && e->pins_last_open < kMapAfterPins;
       e = nullptr;
       ReserveLocked(&closed);
     }
@@ -279,7 +293,7 @@ Status TableCache::Acquire(const FileMetaData& f, Handle* handle) {
   if (e == nullptr) {
     closed.Destroy();  // before this thread opens a file of its own
     std::unique_ptr<SegmentReader> reader;
-    Status s = OpenReader(f, nullptr, &reader);
+    Status s = OpenReader(f, nullptr, short_lived, &reader);
     MutexLock guard(&mu_);
     e = InsertLocked(f.number, s.ok() ? std::move(reader) : nullptr,
                      /*pin=*/true)
@@ -332,6 +346,7 @@ std::shared_ptr<TableCache::Entry> TableCache::InsertLocked(
       if (pin) TryPin(e);
     } else {
       e->reader = std::move(reader);
+      e->pins.store(0, std::memory_order_relaxed);
       open_++;
       AppendToOpenList(e);
       e->last_use.store(UseStamp(), std::memory_order_relaxed);
@@ -410,6 +425,7 @@ void TableCache::ShrinkLocked() {
 }
 
 void TableCache::CloseLocked(Entry* e) {
+  e->pins_last_open = e->pins.load(std::memory_order_relaxed);
   closed_.push_back(std::move(e->reader));
   open_--;
   closing_++;

@@ -12,6 +12,20 @@
 // metadata reads (a reopen that re-read the index cost 2.9 reads per hit at
 // 10^7 links with 54 files open). What the capacity bounds is descriptors.
 //
+// Reopens: a file that served fewer than kMapAfterPins pins the last time
+// it was open is reopened with Env::NewShortLivedRandomAccessFile, which
+// the default Env reads with pread(2) instead of mapping: it will most
+// likely be closed again after a lookup or two, and a mapping costs an
+// mmap, a page fault and an munmap that interrupts the process's other
+// cores. Any other (re)open maps as the Env does. With 10 of 32 segments
+// open (1M links in tmpfs), the store read mapped against read with pread
+// gave 49 against 129 k/s hits with one thread, 31 against 219 k/s with
+// two; with every segment open, 837 k/s mapped and 316 with pread, 2 µs
+// more per hit. A mapping pays for itself after about nine lookups on one
+// thread, more on two; hence 16 (docs/benchmarks.md, "Reopened segments
+// read with pread"). Pins are counted only once the cache tracks use
+// (below), which it does before it closes any file for room.
+//
 // A Handle pins an open reader; a pinned file is never closed. Closing
 // happens when a file must make room (the least recently used unpinned one
 // goes), when the last pin of a file over the budget goes, and on Evict.
@@ -192,11 +206,14 @@ class TableCache {
  private:
   using Entry = TableCacheEntry;
 
-  // Opens f's file and reads its metadata. filter_policy is null when
-  // reopening: the filter comes from f.
+  // Opens f's file (Env::NewShortLivedRandomAccessFile if short_lived)
+  // and reads its metadata. filter_policy is null when reopening: the
+  // filter comes from f.
   Status OpenReader(const FileMetaData& f,
                     std::shared_ptr<const FilterPolicy> filter_policy,
-                    std::unique_ptr<SegmentReader>* reader);
+                    bool short_lived, std::unique_ptr<SegmentReader>* reader);
+  // See "Reopens" above.
+  static constexpr uint32_t kMapAfterPins = 16;
   // A lookup's pin: the entry it reads, or null. Own cache line each.
   struct alignas(kCacheLineSize) LookupSlot {
     std::atomic<Entry*> entry{nullptr};

@@ -177,9 +177,21 @@ Status CountingEnv::NewSequentialFile(const std::string& fname,
 
 Status CountingEnv::NewRandomAccessFile(
     const std::string& fname, std::unique_ptr<RandomAccessFile>* result) {
-  std::unique_ptr<RandomAccessFile> file;
-  Status s = target()->NewRandomAccessFile(fname, &file);
+  return CountRandomAccessFile(
+      fname, target()->NewRandomAccessFile(fname, result), result);
+}
+
+Status CountingEnv::NewShortLivedRandomAccessFile(
+    const std::string& fname, std::unique_ptr<RandomAccessFile>* result) {
+  return CountRandomAccessFile(
+      fname, target()->NewShortLivedRandomAccessFile(fname, result), result);
+}
+
+Status CountingEnv::CountRandomAccessFile(
+    const std::string& fname, Status s,
+    std::unique_ptr<RandomAccessFile>* result) {
   if (!s.ok()) return s;
+  std::unique_ptr<RandomAccessFile> file = std::move(*result);
   Counters* c = CountersFor(fname);
   Add(&Counters::random_opens, c, total_.get(), 1);
   *result = std::make_unique<CountingRandomAccessFile>(

@@ -33,7 +33,8 @@ class CountingEnv : public EnvWrapper {
  public:
   // A snapshot of counters.
   struct Counts {
-    uint64_t random_opens = 0;  // NewRandomAccessFile successes
+    uint64_t random_opens = 0;  // NewRandomAccessFile and
+                                // NewShortLivedRandomAccessFile successes
     uint64_t random_reads = 0;  // RandomAccessFile::Read calls
     uint64_t random_read_bytes = 0;
     uint64_t sequential_opens = 0;  // NewSequentialFile successes
@@ -71,6 +72,9 @@ class CountingEnv : public EnvWrapper {
   Status NewRandomAccessFile(
       const std::string& fname,
       std::unique_ptr<RandomAccessFile>* result) override;
+  Status NewShortLivedRandomAccessFile(
+      const std::string& fname,
+      std::unique_ptr<RandomAccessFile>* result) override;
   Status NewWritableFile(const std::string& fname,
                          std::unique_ptr<WritableFile>* result) override;
   Status NewAppendableFile(const std::string& fname,
@@ -80,6 +84,10 @@ class CountingEnv : public EnvWrapper {
   struct Counters;
 
  private:
+  // Wraps the file *result a successful open (status s) of fname made, so
+  // that its reads are counted; returns s.
+  Status CountRandomAccessFile(const std::string& fname, Status s,
+                               std::unique_ptr<RandomAccessFile>* result);
   // Counters for fname, created on first use; stable for the Env's life.
   Counters* CountersFor(const std::string& fname);
 

@@ -31,6 +31,11 @@ Status Env::NewLogger(const std::string& fname,
   return s;
 }
 
+Status Env::NewShortLivedRandomAccessFile(
+    const std::string& fname, std::unique_ptr<RandomAccessFile>* result) {
+  return NewRandomAccessFile(fname, result);
+}
+
 Status Env::LinkFile(const std::string& src, const std::string&) {
   return Status::NotSupported(src, "this Env cannot make hard links");
 }

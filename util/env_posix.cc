@@ -378,40 +378,12 @@ class PosixEnv final : public Env {
   Status NewRandomAccessFile(
       const std::string& fname,
       std::unique_ptr<RandomAccessFile>* result) override {
-    int fd = ::open(fname.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return PosixError(fname, errno);
-    if (use_mmap_reads_ && mmap_limiter_.Acquire()) {
-      // An empty file cannot be mapped, and a failed mapping (no address
-      // space, a file system without mmap) is no reason to fail: both are
-      // read with pread instead.
-      struct ::stat st;
-      if (::fstat(fd, &st) == 0 && st.st_size > 0 &&
-          static_cast<uint64_t>(st.st_size) <=
-              std::numeric_limits<size_t>::max()) {
-        const size_t length = static_cast<size_t>(st.st_size);
-        void* base = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
-        if (base != MAP_FAILED) {
-          // A mapping that cannot be guarded is not used.
-          const int slot = MappedRegions::Register(base, length);
-          if (slot >= 0) {
-            // Lookups read a block here and there: a fault reads its page
-            // and no more (the read-around of a sequential reader could
-            // pull in a whole segment per fault), and reads that want more
-            // pages say so (WillNeed).
-            ::madvise(base, length, MADV_RANDOM);
-            ::close(fd);  // the mapping stays valid without the descriptor
-            *result = std::make_unique<PosixMmapFile>(
-                fname, static_cast<const char*>(base), length, slot,
-                &mmap_limiter_);
-            return Status::OK();
-          }
-          ::munmap(base, length);
-        }
-      }
-      mmap_limiter_.Release();
-    }
-    *result = std::make_unique<PosixRandomAccessFile>(fname, fd);
-    return Status::OK();
+    return OpenRandomAccess(fname, use_mmap_reads_, result);
+  }
+  Status NewShortLivedRandomAccessFile(
+      const std::string& fname,
+      std::unique_ptr<RandomAccessFile>* result) override {
+    return OpenRandomAccess(fname, /*may_map=*/false, result);
   }
 
   Status NewWritableFile(const std::string& fname,
@@ -581,6 +553,46 @@ class PosixEnv final : public Env {
   }
 
  private:
+  // fname read through a mapping when may_map and fewer than
+  // max_mmap_files are mapped, else with pread.
+  Status OpenRandomAccess(const std::string& fname, bool may_map,
+                          std::unique_ptr<RandomAccessFile>* result) {
+    int fd = ::open(fname.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return PosixError(fname, errno);
+    if (may_map && mmap_limiter_.Acquire()) {
+      // An empty file cannot be mapped, and a failed mapping (no address
+      // space, a file system without mmap) is no reason to fail: both are
+      // read with pread instead.
+      struct ::stat st;
+      if (::fstat(fd, &st) == 0 && st.st_size > 0 &&
+          static_cast<uint64_t>(st.st_size) <=
+              std::numeric_limits<size_t>::max()) {
+        const size_t length = static_cast<size_t>(st.st_size);
+        void* base = ::mmap(nullptr, length, PROT_READ, MAP_SHARED, fd, 0);
+        if (base != MAP_FAILED) {
+          // A mapping that cannot be guarded is not used.
+          const int slot = MappedRegions::Register(base, length);
+          if (slot >= 0) {
+            // Lookups read a block here and there: a fault reads its page
+            // and no more (the read-around of a sequential reader could
+            // pull in a whole segment per fault), and reads that want more
+            // pages say so (WillNeed).
+            ::madvise(base, length, MADV_RANDOM);
+            ::close(fd);  // the mapping stays valid without the descriptor
+            *result = std::make_unique<PosixMmapFile>(
+                fname, static_cast<const char*>(base), length, slot,
+                &mmap_limiter_);
+            return Status::OK();
+          }
+          ::munmap(base, length);
+        }
+      }
+      mmap_limiter_.Release();
+    }
+    *result = std::make_unique<PosixRandomAccessFile>(fname, fd);
+    return Status::OK();
+  }
+
   const bool use_mmap_reads_;
   MmapLimiter mmap_limiter_;
   Mutex mu_;

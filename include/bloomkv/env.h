@@ -181,6 +181,18 @@ class Env {
                                    std::unique_ptr<SequentialFile>* result) = 0;
   virtual Status NewRandomAccessFile(
       const std::string& fname, std::unique_ptr<RandomAccessFile>* result) = 0;
+  // As NewRandomAccessFile, for a file expected to serve a few reads and be
+  // closed again: a segment the table cache reopens while it cycles through
+  // more segments than it may keep open. An Env that maps files
+  // (EnvOptions::use_mmap_reads) reads this one with pread(2) instead:
+  // mapping a file for a few reads costs more than it saves, and each
+  // unmapping interrupts the other cores running the process (a TLB
+  // shootdown). Default: NewRandomAccessFile. EnvWrapper keeps that
+  // default, so that a wrapper which overrides NewRandomAccessFile sees
+  // these opens too; one that should pass the hint on overrides this as
+  // well.
+  virtual Status NewShortLivedRandomAccessFile(
+      const std::string& fname, std::unique_ptr<RandomAccessFile>* result);
   // Creates a new file, truncating any existing one.
   virtual Status NewWritableFile(const std::string& fname,
                                  std::unique_ptr<WritableFile>* result) = 0;

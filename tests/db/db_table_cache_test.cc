@@ -45,28 +45,22 @@ class OpenSegmentsEnv : public EnvWrapper {
   Status NewRandomAccessFile(
       const std::string& fname,
       std::unique_ptr<RandomAccessFile>* result) override {
-    std::unique_ptr<RandomAccessFile> file;
-    Status s = target()->NewRandomAccessFile(fname, &file);
-    if (!s.ok()) return s;
-    if (fname.ends_with(".seg")) {
-      {
-        std::lock_guard<std::mutex> guard(mu_);
-        if (++opens_per_file_[fname] > 1) reopens_++;
-      }
-      opens_.fetch_add(1);
-      const int now = open_.fetch_add(1) + 1;
-      int peak = peak_.load();
-      while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
-      }
-      file = std::make_unique<Tracked>(std::move(file), this);
-    }
-    *result = std::move(file);
+    return Track(fname, target()->NewRandomAccessFile(fname, result), result);
+  }
+  Status NewShortLivedRandomAccessFile(
+      const std::string& fname,
+      std::unique_ptr<RandomAccessFile>* result) override {
+    Status s = Track(
+        fname, target()->NewShortLivedRandomAccessFile(fname, result), result);
+    if (s.ok() && fname.ends_with(".seg")) short_lived_opens_.fetch_add(1);
     return s;
   }
 
   int open() const { return open_.load(); }
   int peak() const { return peak_.load(); }
   uint64_t opens() const { return opens_.load(); }
+  // Opens through NewShortLivedRandomAccessFile.
+  uint64_t short_lived_opens() const { return short_lived_opens_.load(); }
   // Read calls on segment files.
   uint64_t reads() const { return reads_.load(); }
   // Opens of a file that had been opened before.
@@ -94,6 +88,28 @@ class OpenSegmentsEnv : public EnvWrapper {
 
  private:
   enum class HoldState { kNone, kArmed, kWaiting };
+
+  // Counts and wraps the file *result that an open of fname (status s)
+  // made, if it is a segment file.
+  Status Track(const std::string& fname, Status s,
+               std::unique_ptr<RandomAccessFile>* result) {
+    if (!s.ok()) return s;
+    std::unique_ptr<RandomAccessFile> file = std::move(*result);
+    if (fname.ends_with(".seg")) {
+      {
+        std::lock_guard<std::mutex> guard(mu_);
+        if (++opens_per_file_[fname] > 1) reopens_++;
+      }
+      opens_.fetch_add(1);
+      const int now = open_.fetch_add(1) + 1;
+      int peak = peak_.load();
+      while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+      }
+      file = std::make_unique<Tracked>(std::move(file), this);
+    }
+    *result = std::move(file);
+    return s;
+  }
 
   class Tracked : public RandomAccessFile {
    public:
@@ -126,6 +142,7 @@ class OpenSegmentsEnv : public EnvWrapper {
   std::atomic<int> open_{0};
   std::atomic<int> peak_{0};
   std::atomic<uint64_t> opens_{0};
+  std::atomic<uint64_t> short_lived_opens_{0};
   std::atomic<uint64_t> reads_{0};
   mutable std::mutex mu_;
   std::map<std::string, int> opens_per_file_;  // GUARDED_BY(mu_)
@@ -219,6 +236,33 @@ TEST_F(TableCacheTest, KeepsAtMostCapacityFilesOpenLeastRecentlyUsedGoFirst) {
   EXPECT_EQ(opens + 2, env_.opens());
   cache_.reset();
   EXPECT_EQ(0, env_.open());
+}
+
+// A file that served few lookups the last time it was open is reopened as
+// short-lived (read with pread by the default Env); one that served many
+// is mapped again.
+TEST_F(TableCacheTest, FilesClosedAfterFewLookupsAreReopenedShortLived) {
+  Build(4, 2);  // 1 and 2 were closed to make room, with no lookup
+  EXPECT_EQ(0u, env_.short_lived_opens());  // loading maps
+  ASSERT_TRUE(Read(1).ok());  // closes 3, unread
+  EXPECT_EQ(1u, env_.short_lived_opens());
+  for (int i = 0; i < 20; i++) ASSERT_TRUE(Read(1).ok());
+  ASSERT_TRUE(Read(2).ok());  // closes 4, unread
+  EXPECT_EQ(2u, env_.short_lived_opens());
+  ASSERT_TRUE(Read(3).ok());  // closes 1, after 20 lookups
+  EXPECT_EQ(3u, env_.short_lived_opens());
+  const uint64_t opens = env_.opens();
+  ASSERT_TRUE(Read(1).ok());
+  EXPECT_EQ(opens + 1, env_.opens());
+  EXPECT_EQ(3u, env_.short_lived_opens()) << "a busy file was not mapped";
+  // Lookup pins count too.
+  for (int i = 0; i < 20; i++) ASSERT_TRUE(Read(3, /*lookup_thread=*/0).ok());
+  ASSERT_TRUE(Read(2).ok());  // closes 1 (LRU)
+  EXPECT_EQ(4u, env_.short_lived_opens());  // 2 served one lookup
+  ASSERT_TRUE(Read(4).ok());  // closes 3, after 20 lookups
+  EXPECT_EQ(5u, env_.short_lived_opens());
+  ASSERT_TRUE(Read(3).ok());
+  EXPECT_EQ(5u, env_.short_lived_opens()) << "a busy file was not mapped";
 }
 
 TEST_F(TableCacheTest, PinnedFilesStayOpenAndTheCacheShrinksBackOnRelease) {

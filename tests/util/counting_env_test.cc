@@ -179,6 +179,16 @@ TEST_F(CountingEnvTest, MappingsPassOnlyWhenAskedFor) {
   EXPECT_EQ(r.data(), a->MappedBytes() + 990);
   EXPECT_EQ(1u, passing.Total().random_reads);
 
+  // The short-lived hint reaches the Env below, which then reads with
+  // pread; the open and its reads are counted.
+  const uint64_t opens = passing.Total().random_opens;
+  ASSERT_TRUE(passing.NewShortLivedRandomAccessFile(a_, &a).ok());
+  EXPECT_EQ(a->MappedBytes(), nullptr);
+  EXPECT_EQ(opens + 1, passing.Total().random_opens);
+  ASSERT_TRUE(a->Read(0, 10, &r, scratch).ok());
+  EXPECT_EQ(Slice(std::string(10, 'a')), r);
+  EXPECT_EQ(2u, passing.Total().random_reads);
+
   // A file read through pread has no mapping to offer.
   EnvOptions pread;
   pread.use_mmap_reads = false;

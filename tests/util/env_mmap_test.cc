@@ -352,6 +352,54 @@ TEST(EnvMmapLimitTest, ZeroMapsNothing) {
   EXPECT_FALSE(ReadsInPlace(*f));
 }
 
+// A file opened as short-lived is read with pread even by an Env that
+// maps, gives the same bytes and errors, and takes none of the mappings
+// max_mmap_files allows.
+TEST(EnvMmapLimitTest, ShortLivedFilesAreReadWithPread) {
+  test::TempDir dir;
+  std::unique_ptr<Env> env = MakeEnv(true, /*max_mmap_files=*/1);
+  Random rnd(14);
+  const std::string data = test::RandomBytes(&rnd, 10000);
+  const std::string fname = dir.File("f");
+  ASSERT_TRUE(WriteStringToFile(env.get(), data, fname, false).ok());
+  std::unique_ptr<RandomAccessFile> short_lived;
+  ASSERT_TRUE(env->NewShortLivedRandomAccessFile(fname, &short_lived).ok());
+  EXPECT_FALSE(ReadsInPlace(*short_lived));
+  EXPECT_EQ(nullptr, short_lived->MappedBytes());
+  std::string scratch(data.size(), '\0');
+  Slice r;
+  ASSERT_TRUE(short_lived->Read(0, data.size(), &r, scratch.data()).ok());
+  EXPECT_EQ(Slice(data), r);
+  std::unique_ptr<RandomAccessFile> mapped;
+  ASSERT_TRUE(env->NewRandomAccessFile(fname, &mapped).ok());
+  EXPECT_TRUE(ReadsInPlace(*mapped));
+  EXPECT_TRUE(
+      env->NewShortLivedRandomAccessFile(dir.File("missing"), &short_lived)
+          .IsNotFound());
+}
+
+// An EnvWrapper that overrides NewRandomAccessFile alone sees the
+// short-lived opens too (the hint stops there).
+TEST(EnvMmapLimitTest, AWrapperSeesShortLivedOpens) {
+  class OpenCounting : public EnvWrapper {
+   public:
+    using EnvWrapper::EnvWrapper;
+    Status NewRandomAccessFile(
+        const std::string& f, std::unique_ptr<RandomAccessFile>* r) override {
+      opens++;
+      return EnvWrapper::NewRandomAccessFile(f, r);
+    }
+    int opens = 0;
+  };
+  test::TempDir dir;
+  const std::string fname = dir.File("f");
+  ASSERT_TRUE(WriteStringToFile(Env::Default(), "abcdef", fname, false).ok());
+  OpenCounting env(Env::Default());
+  std::unique_ptr<RandomAccessFile> f;
+  ASSERT_TRUE(env.NewShortLivedRandomAccessFile(fname, &f).ok());
+  EXPECT_EQ(1, env.opens);
+}
+
 // The default Env maps segment files; EnvOptions turns it off. (A file cut
 // short under a mapping fails the reads of its lost pages, as pread's short
 // reads do: DBCutSegmentTest.)

@@ -96,9 +96,10 @@ Status ValidateOptions(const Options& o) {
     return Status::InvalidArgument(
         "target_file_size must be in [16 KiB, 4 GiB]");
   }
-  if (o.max_open_files < kMinMaxOpenFiles) {
+  if (o.max_open_files < kMinMaxOpenFiles && o.max_open_files != -1) {
     return Status::InvalidArgument("max_open_files must be at least " +
-                                   std::to_string(kMinMaxOpenFiles));
+                                   std::to_string(kMinMaxOpenFiles) +
+                                   ", or -1 to keep every segment open");
   }
   return ValidateFilterOptions(o);
 }
@@ -205,7 +206,9 @@ DBImpl::DBImpl(const Options& options, std::string dbname, bool read_only)
   }
   table_cache_ = std::make_unique<TableCache>(
       dbname_, env_, ReaderFilterPolicy(options_), block_cache_.get(),
-      static_cast<size_t>(options_.max_open_files - kNumNonSegmentFiles),
+      options_.max_open_files == -1
+          ? TableCache::kUnlimited
+          : static_cast<size_t>(options_.max_open_files - kNumNonSegmentFiles),
       options_.filter_and_index_memory_limit);
   versions_ = std::make_unique<VersionSet>(
       dbname_, env_, [this](FileMetaData* f) { OpenSegment(f); });
@@ -454,7 +457,11 @@ void DBImpl::ReserveFileDescriptors() const {
   // Beyond the database's own max_open_files, for the application's
   // descriptors (sockets, its own files).
   constexpr int64_t kHeadroom = 256;
-  const int64_t wanted = options_.max_open_files + kHeadroom;
+  // With every segment kept open (-1), as far as the hard limit allows, up
+  // to Linux's default ceiling (fs.nr_open).
+  const bool unlimited = options_.max_open_files == -1;
+  const int64_t wanted =
+      unlimited ? int64_t{1} << 20 : options_.max_open_files + kHeadroom;
   const FileLimit limit = RaiseOpenFileLimit(wanted);
   if (limit.after > limit.before) {
     Log(info_log_,
@@ -462,7 +469,7 @@ void DBImpl::ReserveFileDescriptors() const {
         " to %" PRId64 " for max_open_files %d",
         limit.before, limit.after, options_.max_open_files);
   }
-  if (limit.after >= 0 && limit.after < wanted) {
+  if (!unlimited && limit.after >= 0 && limit.after < wanted) {
     Log(info_log_,
         "WARNING: the open-file limit is %" PRId64 " (hard limit %" PRId64
         "), below max_open_files %d + %" PRId64

@@ -206,7 +206,11 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     add("filter_and_index_memory_limit",
         options_.filter_and_index_memory_limit);
     add("open_segment_files", table_cache_->open_files());
-    add("max_open_segment_files", table_cache_->capacity());
+    if (table_cache_->capacity() == TableCache::kUnlimited) {
+      *value += "max_open_segment_files: -1\n";  // every segment kept open
+    } else {
+      add("max_open_segment_files", table_cache_->capacity());
+    }
     return true;
   }
   if (name == "bloomkv.segments") {

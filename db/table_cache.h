@@ -195,6 +195,9 @@ class TableCache {
   // last pin is released.
   void Evict(uint64_t number);
 
+  // A capacity that closes nothing for room (Options::max_open_files -1).
+  static constexpr size_t kUnlimited = SIZE_MAX / 8;
+
   size_t capacity() const { return capacity_; }
   // Segment files open now (pinned or not, and those being opened or
   // closed).

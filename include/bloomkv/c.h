@@ -225,6 +225,7 @@ void bloomkv_options_set_row_cache_capacity(bloomkv_options_t* options,
 /* Options::filter_and_index_memory_limit; 0: no limit. */
 void bloomkv_options_set_filter_and_index_memory_limit(
     bloomkv_options_t* options, uint64_t bytes);
+/* Options::max_open_files; at least 20, or -1 to keep every segment open. */
 void bloomkv_options_set_max_open_files(bloomkv_options_t* options, int n);
 void bloomkv_options_set_target_file_size(bloomkv_options_t* options,
                                           uint64_t bytes);

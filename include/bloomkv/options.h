@@ -210,7 +210,11 @@ struct Options {
   // GetProperty("bloomkv.resource-usage")). DB::Open raises the process's
   // soft descriptor limit (RLIMIT_NOFILE, ulimit -n) to max_open_files + 256
   // where the hard limit allows, and says so in the info log; lower this
-  // under a hard limit below that. Default: 1000. Minimum: 20.
+  // under a hard limit below that. -1 keeps every segment open, as
+  // RocksDB's -1 does: a mapped segment holds no descriptor, one read with
+  // pread (beyond EnvOptions::max_mmap_files) holds one, and DB::Open
+  // raises the soft limit as far as the hard limit allows (at most 2^20).
+  // Default: 1000. Minimum: 20, or -1.
   int max_open_files = 1000;
 
   // Verify more aggressively: every block read is checksummed, and on Open a

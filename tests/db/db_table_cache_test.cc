@@ -15,6 +15,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -732,8 +733,10 @@ TEST(DBTableCacheTest, WorksUnderADescriptorLimitBelowTheSegmentCount) {
 }
 
 // The child of the limit-raising test: 0 when DB::Open raised a soft
-// descriptor limit below max_open_files to make room for its segments.
-int OpenUnderALowSoftDescriptorLimit(const std::string& path) {
+// descriptor limit below max_open_files to make room for its segments (to
+// the hard limit, at most 2^20, for -1).
+int OpenUnderALowSoftDescriptorLimit(const std::string& path,
+                                     int max_open_files) {
   rlimit limit;
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 2;
   if (limit.rlim_max != RLIM_INFINITY && limit.rlim_max < 2000) {
@@ -741,15 +744,18 @@ int OpenUnderALowSoftDescriptorLimit(const std::string& path) {
                  static_cast<uintmax_t>(limit.rlim_max));
     return 3;
   }
+  const rlim_t want =
+      max_open_files == -1 ? std::min<rlim_t>(limit.rlim_max, rlim_t{1} << 20)
+                           : static_cast<rlim_t>(max_open_files);
   limit.rlim_cur = 128;
   if (setrlimit(RLIMIT_NOFILE, &limit) != 0) return 2;
   Options options;
   options.create_if_missing = true;
-  options.max_open_files = 1000;
+  options.max_open_files = max_open_files;
   std::unique_ptr<DB> db;
   if (!DB::Open(options, path, &db).ok()) return 4;
   if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 2;
-  if (limit.rlim_cur < 1000) {
+  if (limit.rlim_cur < want) {
     std::fprintf(stderr, "soft limit still %ju\n",
                  static_cast<uintmax_t>(limit.rlim_cur));
     return 1;
@@ -760,17 +766,22 @@ int OpenUnderALowSoftDescriptorLimit(const std::string& path) {
 // Each open segment holds a descriptor (pread): Open raises a soft limit
 // that would not hold max_open_files of them, as far as the hard limit goes.
 TEST(DBTableCacheTest, OpenRaisesASoftDescriptorLimitBelowMaxOpenFiles) {
-  test::TempDir dir("fdraise");
-  std::fflush(stdout);
-  std::fflush(stderr);
-  const pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) _exit(OpenUnderALowSoftDescriptorLimit(dir.path()));
-  int status = 0;
-  ASSERT_EQ(pid, waitpid(pid, &status, 0));
-  ASSERT_TRUE(WIFEXITED(status));
-  if (WEXITSTATUS(status) == 3) GTEST_SKIP() << "hard limit below 2000";
-  EXPECT_EQ(0, WEXITSTATUS(status)) << "the child's error is printed above";
+  for (int max_open_files : {1000, -1}) {
+    SCOPED_TRACE("max_open_files " + std::to_string(max_open_files));
+    test::TempDir dir("fdraise");
+    std::fflush(stdout);
+    std::fflush(stderr);
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      _exit(OpenUnderALowSoftDescriptorLimit(dir.path(), max_open_files));
+    }
+    int status = 0;
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    ASSERT_TRUE(WIFEXITED(status));
+    if (WEXITSTATUS(status) == 3) GTEST_SKIP() << "hard limit below 2000";
+    EXPECT_EQ(0, WEXITSTATUS(status)) << "the child's error is printed above";
+  }
 }
 
 TEST(DBTableCacheTest, LookupsTheFilterRulesOutOpenNoFile) {
@@ -1224,11 +1235,50 @@ TEST(DBTableCacheTest, DamagedPagedFilterOrIndexIsCorruptionNamingTheFile) {
 TEST(DBTableCacheTest, MaxOpenFilesBelowTheMinimumIsRejected) {
   test::TempDir dir("tablecache");
   Options options = test::TinyCompactionOptions();
-  options.max_open_files = 19;
   std::unique_ptr<DB> db;
-  EXPECT_TRUE(DB::Open(options, dir.path(), &db).IsInvalidArgument());
+  for (int n : {19, 0, -2, INT32_MIN}) {
+    options.max_open_files = n;
+    Status s = DB::Open(options, dir.path(), &db);
+    EXPECT_TRUE(s.IsInvalidArgument()) << n << ": " << s.ToString();
+    EXPECT_NE(std::string::npos, s.ToString().find("or -1")) << s.ToString();
+  }
   options.max_open_files = 20;
   EXPECT_TRUE(DB::Open(options, dir.path(), &db).ok());
+}
+
+// -1 keeps every segment open: nothing is closed for room, so nothing is
+// ever reopened, and the segments open are the live ones.
+TEST(DBTableCacheTest, MinusOneKeepsEverySegmentOpen) {
+  test::TempDir dir("tablecache");
+  OpenSegmentsEnv env(Env::Default());
+  Options options = BudgetOptions(&env);
+  options.max_open_files = -1;
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  std::map<std::string, std::string> model;
+  Fill(db.get(), 3000, 200, &model);
+  test::WaitForBackgroundWork(db.get());
+  for (int round = 0; round < 2; round++) {
+    for (const auto& [k, v] : model) {
+      std::string got;
+      ASSERT_TRUE(db->Get(ReadOptions(), k, &got).ok()) << k;
+      ASSERT_EQ(v, got);
+    }
+  }
+  const int segments = CountSegments(db.get());
+  ASSERT_GT(segments, 3 * kSegmentBudget) << "too few segments to matter";
+  EXPECT_EQ(0u, env.reopens());
+  EXPECT_EQ(segments, env.open());
+  std::string usage;
+  ASSERT_TRUE(db->GetProperty("bloomkv.resource-usage", &usage));
+  EXPECT_NE(std::string::npos, usage.find("max_open_segment_files: -1\n"))
+      << usage;
+  EXPECT_NE(std::string::npos,
+            usage.find("open_segment_files: " + std::to_string(segments) +
+                       "\n"))
+      << usage;
+  db.reset();
+  EXPECT_EQ(0, env.open());
 }
 
 }  // namespace

@@ -261,9 +261,25 @@ TEST_F(KvtoolTest, CapacityPlansAStoreAndRejectsBadArguments) {
   EXPECT_GT(bloom["block_reads_per_miss"].get<double>(),
             2 * j["block_reads_per_miss"].get<double>());
 
+  // The descriptor budget that keeps every segment open: the segments
+  // plus the ten files outside the table cache.
+  EXPECT_EQ(j["segments"].get<uint64_t>() + 10,
+            j["max_open_files_to_keep_all_open"].get<uint64_t>());
+
   RunResult text = Run({"capacity", "--entries", "1000000"});
   EXPECT_EQ(0, text.code) << text.err;
   EXPECT_NE(std::string::npos, text.out.find("total: ")) << text.out;
+  EXPECT_NE(std::string::npos,
+            text.out.find("open files: every segment stays open with the "
+                          "default max_open_files (1000)"))
+      << text.out;
+  // 10^9 entries settle into about 4,200 segments, past the default.
+  RunResult large = Run({"capacity", "--entries", "1000000000"});
+  EXPECT_EQ(0, large.code) << large.err;
+  EXPECT_NE(std::string::npos,
+            large.out.find("(or -1) keeps every segment open; with the "
+                           "default (1000)"))
+      << large.out;
   ExpectError(Run({"capacity", "--entries", "0"}), 2, "--entries");
   ExpectError(Run({"capacity"}), 2, "--entries");
   ExpectError(Run({"capacity", "--entries", "10", "--bits-per-key", "-1"}), 2,

@@ -5,7 +5,9 @@
 #include <ostream>
 
 #include "bloomkv/filter_policy.h"
+#include "bloomkv/options.h"
 #include "db/capacity_model.h"
+#include "db/table_cache.h"
 #include "tools/kvtool/commands.h"
 #include "tools/kvtool/exit_codes.h"
 #include "tools/kvtool/format.h"
@@ -28,6 +30,12 @@ int RunCapacity(const Context& ctx, const CapacityArgs& args) {
   CapacityPlan plan;
   Status s = PlanCapacity(in, &plan);
   if (!s.ok()) return FailWith(*ctx.err, s);
+  // The max_open_files that keeps every segment open (-1 does too), and
+  // whether the default does.
+  const uint64_t keep_all_open = plan.segments + kNumNonSegmentFiles;
+  const int default_max_open_files = Options().max_open_files;
+  const bool default_keeps_all =
+      keep_all_open <= static_cast<uint64_t>(default_max_open_files);
 
   if (ctx.json) {
     nlohmann::json levels = nlohmann::json::array();
@@ -55,7 +63,8 @@ int RunCapacity(const Context& ctx, const CapacityArgs& args) {
         {"index_bytes", plan.index_bytes},
         {"probes_per_miss", plan.probes_per_miss},
         {"block_reads_per_miss", plan.block_reads_per_miss},
-        {"block_reads_per_hit", plan.block_reads_per_hit}};
+        {"block_reads_per_hit", plan.block_reads_per_hit},
+        {"max_open_files_to_keep_all_open", keep_all_open}};
     *ctx.out << j.dump(2) << "\n";
     return kExitOk;
   }
@@ -88,6 +97,20 @@ int RunCapacity(const Context& ctx, const CapacityArgs& args) {
                 "key: %.4f block reads\n",
                 plan.probes_per_miss, plan.block_reads_per_miss,
                 plan.block_reads_per_hit);
+  *ctx.out << line;
+  if (default_keeps_all) {
+    std::snprintf(line, sizeof(line),
+                  "open files: every segment stays open with the default "
+                  "max_open_files (%d)\n",
+                  default_max_open_files);
+  } else {
+    std::snprintf(line, sizeof(line),
+                  "open files: max_open_files %llu (or -1) keeps every "
+                  "segment open; with the default (%d) present keys may "
+                  "reopen theirs\n",
+                  static_cast<unsigned long long>(keep_all_open),
+                  default_max_open_files);
+  }
   *ctx.out << line;
   return kExitOk;
 }

@@ -27,6 +27,8 @@ struct TableCacheEntry {
   std::atomic<uint32_t> pins{0};
   // pins when the file was last closed; UINT32_MAX if it never was (mu_).
   uint32_t pins_last_open = UINT32_MAX;
+  // Open with Env::NewShortLivedRandomAccessFile (written under mu_).
+  std::atomic<bool> short_lived{false};
   uint64_t number = 0;
   // Bytes of index block and filter the segment holds in memory, counted
   // against the limit until the segment is evicted (mu_).
@@ -187,8 +189,9 @@ void TableCache::Load(FileMetaData* f) {
   }
   f->open_status = s;
   MutexLock guard(&mu_);
-  f->table_cache_entry = InsertLocked(
-      f->number, s.ok() ? std::move(reader) : nullptr, /*pin=*/false);
+  f->table_cache_entry =
+      InsertLocked(f->number, s.ok() ? std::move(reader) : nullptr,
+                   /*pin=*/false, /*short_lived=*/false);
   if (f->table_cache_entry != nullptr) {
     f->table_cache_entry->meta_memory = meta_memory;
   }
@@ -208,8 +211,15 @@ uint64_t UseStamp() {
 void TableCache::Touch(Entry* e) {
   if (track_use_.load(std::memory_order_relaxed)) {
     e->last_use.store(UseStamp(), std::memory_order_relaxed);
-    e->pins.store(e->pins.load(std::memory_order_relaxed) + 1,
-                  std::memory_order_relaxed);
+    const uint32_t pins = e->pins.load(std::memory_order_relaxed) + 1;
+    e->pins.store(pins, std::memory_order_relaxed);
+    // A short-lived file turned busy: to be closed at a release and mapped
+    // at its reopen (asked again every kRemapAfterPins pins while it stays
+    // open).
+    if (pins % kRemapAfterPins == 0 &&
+        e->short_lived.load(std::memory_order_relaxed)) {
+      remap_pending_.store(true);
+    }
   }
 }
 
@@ -263,11 +273,13 @@ void TableCache::ReleaseLookup(std::atomic<Entry*>* slot, Entry* e) {
   // Cleared before the flags are read: a closer that saw the slot set had
   // raised its flag first, so one of the two does the close.
   slot->store(nullptr);
-  if (close_pending_.load() || (over_capacity_.load() && e->refs.load() <= 1)) {
+  if (close_pending_.load() || remap_pending_.load() ||
+      (over_capacity_.load() && e->refs.load() <= 1)) {
     ClosedReaders closed(this);
     MutexLock guard(&mu_);
     CloseEvictedLocked();
     ShrinkLocked();
+    CloseBusyShortLivedLocked();
     TakeClosedLocked(&closed);
   }
 }
@@ -296,7 +308,7 @@ Status TableCache::Acquire(const FileMetaData& f, Handle* handle) {
     Status s = OpenReader(f, nullptr, short_lived, &reader);
     MutexLock guard(&mu_);
     e = InsertLocked(f.number, s.ok() ? std::move(reader) : nullptr,
-                     /*pin=*/true)
+                     /*pin=*/true, short_lived)
             .get();
     TakeClosedLocked(&closed);
     if (e == nullptr) return s;
@@ -328,7 +340,8 @@ void TableCache::ReserveLocked(ClosedReaders* closed) {
 }
 
 std::shared_ptr<TableCache::Entry> TableCache::InsertLocked(
-    uint64_t number, std::unique_ptr<SegmentReader> reader, bool pin) {
+    uint64_t number, std::unique_ptr<SegmentReader> reader, bool pin,
+    bool short_lived) {
   opening_--;
   std::shared_ptr<Entry> result;
   if (reader != nullptr) {
@@ -347,6 +360,7 @@ std::shared_ptr<TableCache::Entry> TableCache::InsertLocked(
     } else {
       e->reader = std::move(reader);
       e->pins.store(0, std::memory_order_relaxed);
+      e->short_lived.store(short_lived, std::memory_order_relaxed);
       open_++;
       AppendToOpenList(e);
       e->last_use.store(UseStamp(), std::memory_order_relaxed);
@@ -365,9 +379,10 @@ void TableCache::Release(Entry* e) {
     MutexLock guard(&mu_);
     CloseEvictedLocked();
     TakeClosedLocked(&closed);
-  } else if (before == 2 && over_capacity_.load()) {
+  } else if (before == 2 && (over_capacity_.load() || remap_pending_.load())) {
     MutexLock guard(&mu_);
     ShrinkLocked();
+    CloseBusyShortLivedLocked();
     TakeClosedLocked(&closed);
   }
 }
@@ -422,6 +437,25 @@ void TableCache::ShrinkLocked() {
     CloseLocked(victim);
   }
   over_capacity_.store(false);
+}
+
+void TableCache::CloseBusyShortLivedLocked() {
+  if (!remap_pending_.exchange(false)) return;
+  for (Entry* e = open_list_->next; e != open_list_.get();) {
+    Entry* next = e->next;
+    uint64_t unpinned = 1;
+    if (e->short_lived.load(std::memory_order_relaxed) &&
+        e->pins.load(std::memory_order_relaxed) >= kRemapAfterPins &&
+        e->refs.compare_exchange_strong(unpinned, 0)) {
+      if (LookupPinned(e)) {
+        e->refs.store(1);  // in use: tried again after more pins
+      } else {
+        Unlink(e);
+        CloseLocked(e);
+      }
+    }
+    e = next;
+  }
 }
 
 void TableCache::CloseLocked(Entry* e) {

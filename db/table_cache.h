@@ -18,9 +18,9 @@
 // likely be closed again after a lookup or two, and a mapping costs an
 // mmap, a page fault and an munmap that interrupts the process's other
 // cores. Any other (re)open maps as the Env does. A file reopened this way
-// is read with pread for as long as it stays open, even if it turns busy
-// (the segments then fitting in the capacity, say): it is mapped again at
-// its next reopen, or as compaction's output when it is rewritten. With
+// that turns busy (kRemapAfterPins pins while open: the segments now
+// fitting in the capacity, say) is closed at the next release that finds
+// it unpinned, so that its next reopen maps it. With
 // 10 of 32 segments open (1M links in tmpfs), the store read mapped
 // against read with pread gave 49 against 129 k/s hits with one thread, 31
 // against 219 k/s with two; with every segment open, 837 k/s mapped and
@@ -109,7 +109,7 @@
 // mutex is never held while a file is opened or read, and not at all when
 // a lookup pins or releases an open file (unless the release is the last
 // pin of an evicted file, or of a file while the cache is over its
-// capacity).
+// capacity, or comes after a short-lived file turned busy).
 // AcquireForLookup pins an open file with one exchange on the caller's
 // slot and its release is one more; both take the lock in the same cases.
 #ifndef BLOOMKV_DB_TABLE_CACHE_H_
@@ -201,6 +201,9 @@ class TableCache {
 
   // A capacity that closes nothing for room (Options::max_open_files -1).
   static constexpr size_t kUnlimited = SIZE_MAX / 8;
+  // See "Reopens" above.
+  static constexpr uint32_t kMapAfterPins = 16;
+  static constexpr uint32_t kRemapAfterPins = 4 * kMapAfterPins;
 
   size_t capacity() const { return capacity_; }
   // Segment files open now (pinned or not, and those being opened or
@@ -219,8 +222,6 @@ class TableCache {
   Status OpenReader(const FileMetaData& f,
                     std::shared_ptr<const FilterPolicy> filter_policy,
                     bool short_lived, std::unique_ptr<SegmentReader>* reader);
-  // See "Reopens" above.
-  static constexpr uint32_t kMapAfterPins = 16;
   // A lookup's pin: the entry it reads, or null. Own cache line each.
   struct alignas(kCacheLineSize) LookupSlot {
     std::atomic<Entry*> entry{nullptr};
@@ -247,12 +248,13 @@ class TableCache {
   // before it opens the file) and waiting for other threads' closes while
   // they stand between the open and the capacity. REQUIRES: mu_ held.
   void ReserveLocked(ClosedReaders* closed) REQUIRES(mu_);
-  // Ends a reservation; makes reader (if non-null) number's open file
-  // unless one is already open. Returns the entry, pinned when pin is set,
+  // Ends a reservation; makes reader (if non-null, opened short-lived or
+  // not) number's open file unless one is already open. Returns the entry, pinned when pin is set,
   // or null when there is no reader. REQUIRES: mu_ held.
   std::shared_ptr<Entry> InsertLocked(uint64_t number,
                                       std::unique_ptr<SegmentReader> reader,
-                                      bool pin) REQUIRES(mu_);
+                                      bool pin, bool short_lived)
+      REQUIRES(mu_);
   void Release(Entry* e);
   // Closes the unpinned files used longest ago while more than the
   // capacity are open; a file a lookup slot holds counts as pinned.
@@ -262,6 +264,10 @@ class TableCache {
   // once mu_ is released (ClosedReaders). REQUIRES: mu_ held, e open and
   // no longer pinnable (reference count 0), out of the open list.
   void CloseLocked(Entry* e) REQUIRES(mu_);
+  // When remap_pending_ is set, closes the unpinned files opened
+  // short-lived that served kRemapAfterPins pins since, so that their next
+  // reopen maps them. REQUIRES: mu_ held.
+  void CloseBusyShortLivedLocked() REQUIRES(mu_);
   // Hands the readers CloseLocked took to *closed. REQUIRES: mu_ held.
   void TakeClosedLocked(ClosedReaders* closed) REQUIRES(mu_);
   void AppendToOpenList(Entry* e) REQUIRES(mu_);
@@ -299,6 +305,9 @@ class TableCache {
   // An evicted file waits for a slot pin: releasing one takes the lock
   // to close it.
   std::atomic<bool> close_pending_{false};
+  // A file opened short-lived has turned busy (Touch): the next release
+  // takes the lock to close it (CloseBusyShortLivedLocked).
+  std::atomic<bool> remap_pending_{false};
   // Pins stamp their entries (see Recency above); never cleared.
   std::atomic<bool> track_use_{false};
   LookupSlot lookup_slots_[kLookupSlots];

@@ -266,6 +266,49 @@ TEST_F(TableCacheTest, FilesClosedAfterFewLookupsAreReopenedShortLived) {
   EXPECT_EQ(5u, env_.short_lived_opens()) << "a busy file was not mapped";
 }
 
+// A file reopened short-lived that turns busy is closed at a release once
+// it has served TableCache::kRemapAfterPins pins, and mapped at its next
+// reopen; by count and through lookup slots. One still pinned then stays
+// open, and is asked again after as many pins more.
+TEST_F(TableCacheTest, AShortLivedFileThatTurnsBusyIsMappedAgain) {
+  constexpr int kBusy = static_cast<int>(TableCache::kRemapAfterPins);
+  Build(4, 2);  // 1 and 2 were closed to make room, with no lookup
+  ASSERT_TRUE(Read(1).ok());
+  ASSERT_EQ(1u, env_.short_lived_opens());
+  uint64_t opens = env_.opens();
+  for (int i = 0; i < kBusy - 1; i++) ASSERT_TRUE(Read(1).ok());
+  EXPECT_EQ(2, env_.open());  // not yet
+  ASSERT_TRUE(Read(1).ok());  // the last pin: closed at its release
+  EXPECT_EQ(1, env_.open());
+  EXPECT_EQ(opens, env_.opens());
+  ASSERT_TRUE(Read(1).ok());
+  EXPECT_EQ(opens + 1, env_.opens());
+  EXPECT_EQ(1u, env_.short_lived_opens()) << "reopened short-lived again";
+
+  ASSERT_TRUE(Read(2).ok());  // short-lived: closes 3
+  ASSERT_EQ(2u, env_.short_lived_opens());
+  opens = env_.opens();
+  {
+    // Pinned across the busy mark (this pin and kBusy lookups): stays open.
+    TableCache::Handle held;
+    ASSERT_TRUE(cache_->Acquire(*files_[1], &held).ok());
+    for (int i = 0; i < kBusy; i++) {
+      ASSERT_TRUE(Read(2, /*lookup_thread=*/0).ok());
+    }
+  }
+  EXPECT_EQ(2, env_.open());
+  // Asked again at 2 * kBusy pins: kBusy - 1 lookups more.
+  for (int i = 0; i < kBusy - 2; i++) {
+    ASSERT_TRUE(Read(2, /*lookup_thread=*/0).ok());
+  }
+  EXPECT_EQ(2, env_.open());
+  ASSERT_TRUE(Read(2, /*lookup_thread=*/0).ok());  // closed at its release
+  EXPECT_EQ(1, env_.open());
+  ASSERT_TRUE(Read(2).ok());
+  EXPECT_EQ(opens + 1, env_.opens());
+  EXPECT_EQ(2u, env_.short_lived_opens());
+}
+
 TEST_F(TableCacheTest, PinnedFilesStayOpenAndTheCacheShrinksBackOnRelease) {
   Build(6, 2);
   std::vector<TableCache::Handle> pins(6);

@@ -85,7 +85,7 @@ class BloomkvEngine : public Engine {
     o.row_cache_capacity = options_.row_cache_bytes;
     o.write_buffer_size = options_.write_buffer_bytes;
     // Connected once bloomkv's Options has max_open_files.
-    if (options_.max_open_files > 0) {
+    if (options_.max_open_files != 0) {
       max_open_files_applied_ =
           SetMaxOpenFilesIfSupported(&o, options_.max_open_files);
     }
@@ -135,7 +135,7 @@ class BloomkvEngine : public Engine {
                 : ", filters+indexes limited to " +
                       std::to_string(options_.meta_limit_bytes >> 10) +
                       " KiB") +
-           (options_.max_open_files <= 0 ? ""
+           (options_.max_open_files == 0 ? ""
             : max_open_files_applied_
                 ? ", max_open_files " + std::to_string(options_.max_open_files)
                 : ", max_open_files not supported by this bloomkv");

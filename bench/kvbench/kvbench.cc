@@ -155,7 +155,7 @@ struct FilterConfig {
     std::string label = deep_filter.empty() ? "default-" + std::string(buf)
                         : deep_filter == "bloom" ? std::string(buf)
                                                  : std::string(buf) + "+" + deep_filter;
-    if (max_open_files > 0) label += "-mof" + std::to_string(max_open_files);
+    if (max_open_files != 0) label += "-" + MaxOpenFilesLabel(max_open_files);
     if (meta_limit_kib > 0) label += "-meta" + std::to_string(meta_limit_kib);
     if (range_tombstones > 0) label += "-rt" + std::to_string(range_tombstones);
     if (label_mmap_reads) label += "-mmap-" + mmap_reads;
@@ -555,9 +555,10 @@ int Main(int argc, char** argv) {
                  "compact (full manual compaction)")
       ->check(CLI::IsMember({"background", "compact"}));
   app.add_option("--max_open_files", flags.max_open_files,
-                 "table files each engine keeps open (0: its default), or a "
-                 "list (0,100): one store per value, side by side")
-      ->check(CLI::Range(0, 1 << 20))
+                 "table files each engine keeps open (0: its default; -1: "
+                 "every one, bloomkv and RocksDB), or a list (0,100): one "
+                 "store per value, side by side")
+      ->check(CLI::Range(-1, 1 << 20))
       ->delimiter(',');
   app.add_option("--meta_limit_kib", flags.meta_limit_kib,
                  "bloomkv's filter_and_index_memory_limit in KiB (0: none), "
@@ -739,6 +740,14 @@ int Main(int argc, char** argv) {
   }
   if (engines.empty() && !phases.empty()) {
     std::fprintf(stderr, "no engine to run\n");
+    return 2;
+  }
+  if (std::find(flags.max_open_files.begin(), flags.max_open_files.end(),
+                -1) != flags.max_open_files.end() &&
+      std::find(engines.begin(), engines.end(), "leveldb") != engines.end()) {
+    std::fprintf(stderr,
+                 "--max_open_files -1: LevelDB cannot keep every table file "
+                 "open; leave leveldb out of --engines\n");
     return 2;
   }
 

@@ -172,7 +172,7 @@ std::string RunResult::FilterLabel() const {
     label += "@L" + std::to_string(deep_filter_level);
   }
   if (minimize_filter_fp) label += "/min";
-  if (max_open_files > 0) label += " mof" + std::to_string(max_open_files);
+  if (max_open_files != 0) label += " " + MaxOpenFilesLabel(max_open_files);
   if (meta_limit_kib > 0) label += " meta" + std::to_string(meta_limit_kib) + "K";
   if (range_tombstones > 0) label += " rt" + std::to_string(range_tombstones);
   if (!mmap_reads.empty()) label += " mmap-" + mmap_reads;
@@ -184,6 +184,11 @@ const PhaseResult* RunResult::Phase(const std::string& name) const {
     if (p.name == name) return &p;
   }
   return nullptr;
+}
+
+std::string MaxOpenFilesLabel(int max_open_files) {
+  return max_open_files == -1 ? "mofall"
+                              : "mof" + std::to_string(max_open_files);
 }
 
 std::string FormatFilesPerLevel(const std::vector<int>& files) {

@@ -114,6 +114,9 @@ PhaseFigures Figures(const PhaseResult& p);
 // "L0 3, L1 5, L2 41" (trailing empty levels left out; "none" if empty).
 std::string FormatFilesPerLevel(const std::vector<int>& files);
 
+// A store's --max_open_files in labels: "mof100", or "mofall" for -1.
+std::string MaxOpenFilesLabel(int max_open_files);
+
 void PrintTable(FILE* out, const std::vector<RunResult>& runs);
 // Lookups/s per thread count, per lookup phase that ran with several.
 void PrintThreadScaling(FILE* out, const std::vector<RunResult>& runs);

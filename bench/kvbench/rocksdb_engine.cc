@@ -191,7 +191,7 @@ class RocksDbEngine : public Engine {
     o.env = env_.get();
     o.statistics = stats_;
     o.write_buffer_size = options_.write_buffer_bytes;
-    if (options_.max_open_files > 0) {
+    if (options_.max_open_files != 0) {
       o.max_open_files = options_.max_open_files;
     }
     rocksdb::BlockBasedTableOptions t;
@@ -220,7 +220,7 @@ class RocksDbEngine : public Engine {
            ", block cache " + std::to_string(options_.block_cache_bytes >> 20) +
            " MiB, default compression (" + compression_ +
            "), 4 KiB blocks, leveled compaction" +
-           (options_.max_open_files > 0
+           (options_.max_open_files != 0
                 ? ", max_open_files " + std::to_string(options_.max_open_files)
                 : "");
   }

@@ -154,18 +154,33 @@ if(raw_everywhere LESS 0)
 endif()
 
 # A list of open-file budgets: one store each, side by side, labelled by it.
-run_and_check(openfiles level0 --engines=bloomkv --max_open_files=0,20
+# -1 keeps every file open ("mofall"); LevelDB has no such setting.
+run_and_check(openfiles level0 --engines=bloomkv --max_open_files=0,20,-1
               --benchmarks=fill,readhit)
 file(READ "${WORK_DIR}/openfiles.json" json)
 json_get(label0 "${json}" runs 0 filter_label)
 json_get(label1 "${json}" runs 1 filter_label)
+json_get(label2 "${json}" runs 2 filter_label)
 json_get(mof1 "${json}" runs 1 max_open_files)
+json_get(mof2 "${json}" runs 2 max_open_files)
 json_get(desc1 "${json}" runs 1 description)
+json_get(desc2 "${json}" runs 2 description)
 string(FIND "${desc1}" "max_open_files 20" has_mof)
+string(FIND "${desc2}" "max_open_files -1" has_all)
 if(NOT label0 STREQUAL "10 bpk" OR NOT label1 STREQUAL "10 bpk mof20" OR
-   NOT mof1 EQUAL 20 OR has_mof LESS 0)
-  fail("openfiles: labels '${label0}', '${label1}', max_open_files ${mof1}, "
-       "description ${desc1}")
+   NOT label2 STREQUAL "10 bpk mofall" OR NOT mof1 EQUAL 20 OR
+   NOT mof2 EQUAL -1 OR has_mof LESS 0 OR has_all LESS 0)
+  fail("openfiles: labels '${label0}', '${label1}', '${label2}', "
+       "max_open_files ${mof1} ${mof2}, descriptions ${desc1} ${desc2}")
+endif()
+execute_process(
+  COMMAND "${KVBENCH}" --num=100 --engines=leveldb,bloomkv
+          --max_open_files=-1 --benchmarks=fill --db=${WORK_DIR}/mofleveldb
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(FIND "${err}" "LevelDB cannot keep every table file open" has_reason)
+string(FIND "${err}" "engine leveldb is not built" no_leveldb)
+if(no_leveldb LESS 0 AND (NOT rc EQUAL 2 OR has_reason LESS 0))
+  fail("--max_open_files=-1 with leveldb: exit ${rc}, stderr ${err}")
 endif()
 
 # A list of read modes: one bloomkv store each, labelled and described by it.

@@ -20,15 +20,14 @@
 // cores. Any other (re)open maps as the Env does. A file reopened this way
 // that turns busy (kRemapAfterPins pins while open: the segments now
 // fitting in the capacity, say) is closed at the next release that finds
-// it unpinned, so that its next reopen maps it. With
-// 10 of 32 segments open (1M links in tmpfs), the store read mapped
-// against read with pread gave 49 against 129 k/s hits with one thread, 31
-// against 219 k/s with two; with every segment open, 837 k/s mapped and
-// 316 with pread, 2 µs more per hit. A mapping pays for itself after
-// about nine lookups on one thread, more on two; hence 16
-// (docs/benchmarks.md, "Reopened segments read with pread"). Pins are
-// counted only once the cache tracks use (below), which it does before it
-// closes any file for room.
+// it unpinned, so that its next reopen maps it. With 10 of 32 segments
+// open (1M links in tmpfs), the store read mapped against read with pread
+// gave 49 against 129 k/s hits with one thread, 31 against 219 k/s with
+// two; with every segment open, 837 k/s mapped and 316 with pread, 2 µs
+// more per hit. A mapping pays for itself after about nine lookups on one
+// thread, more on two; hence 16 (docs/benchmarks.md, "Reopened segments
+// read with pread"). Pins are counted only once the cache tracks use
+// (below), which it does before it closes any file for room.
 //
 // A Handle pins an open reader; a pinned file is never closed. Closing
 // happens when a file must make room (the least recently used unpinned one

@@ -426,33 +426,35 @@ void TableCache::ShrinkLocked() {
       }
     }
     if (victim == nullptr) return;  // every open file is pinned
-    uint64_t unpinned = 1;
-    if (!victim->refs.compare_exchange_strong(unpinned, 0)) continue;
-    if (LookupPinned(victim)) {
-      victim->refs.store(1);  // no reference-counted pin came in at 0
+    bool slot_held = false;
+    if (!CloseIfUnpinnedLocked(victim, &slot_held) && slot_held) {
       held.push_back(victim);
-      continue;
     }
-    Unlink(victim);
-    CloseLocked(victim);
   }
   over_capacity_.store(false);
+}
+
+bool TableCache::CloseIfUnpinnedLocked(Entry* e, bool* slot_held) {
+  uint64_t unpinned = 1;
+  if (!e->refs.compare_exchange_strong(unpinned, 0)) return false;
+  if (LookupPinned(e)) {
+    e->refs.store(1);  // no reference-counted pin came in at 0
+    *slot_held = true;
+    return false;
+  }
+  Unlink(e);
+  CloseLocked(e);
+  return true;
 }
 
 void TableCache::CloseBusyShortLivedLocked() {
   if (!remap_pending_.exchange(false)) return;
   for (Entry* e = open_list_->next; e != open_list_.get();) {
     Entry* next = e->next;
-    uint64_t unpinned = 1;
+    bool slot_held = false;  // pinned: asked again after more pins
     if (e->short_lived.load(std::memory_order_relaxed) &&
-        e->pins.load(std::memory_order_relaxed) >= kRemapAfterPins &&
-        e->refs.compare_exchange_strong(unpinned, 0)) {
-      if (LookupPinned(e)) {
-        e->refs.store(1);  // in use: tried again after more pins
-      } else {
-        Unlink(e);
-        CloseLocked(e);
-      }
+        e->pins.load(std::memory_order_relaxed) >= kRemapAfterPins) {
+      CloseIfUnpinnedLocked(e, &slot_held);
     }
     e = next;
   }

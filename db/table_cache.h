@@ -263,6 +263,10 @@ class TableCache {
   // once mu_ is released (ClosedReaders). REQUIRES: mu_ held, e open and
   // no longer pinnable (reference count 0), out of the open list.
   void CloseLocked(Entry* e) REQUIRES(mu_);
+  // Closes open entry e unless it is pinned, by count or by a lookup slot
+  // (then *slot_held is set); true when closed. REQUIRES: mu_ held, e in
+  // the open list.
+  bool CloseIfUnpinnedLocked(Entry* e, bool* slot_held) REQUIRES(mu_);
   // When remap_pending_ is set, closes the unpinned files opened
   // short-lived that served kRemapAfterPins pins since, so that their next
   // reopen maps them. REQUIRES: mu_ held.

@@ -102,9 +102,10 @@
 // thread about to open a file while other threads' closes would take the
 // open files past the capacity waits for those closes (a munmap and a
 // close(2) each). That wait cost nothing measurable: with two lookup
-// threads reopening most of their files (1M links on tmpfs, `kvbench
-// --max_open_files=20 --threads=2,1 --repeat=3`, five runs each, taking
-// turns) hits ran at a median of 34.0 k/s with it and 30.7 without. The
+// threads reopening most of their files (1M links on tmpfs, 10 of 32
+// segments open, five processes each, taking turns) hits ran at a median
+// of 34.0 k/s with it and 30.7 without (docs/benchmarks.md, "A file being
+// closed counts until it is closed"). The
 // mutex is never held while a file is opened or read, and not at all when
 // a lookup pins or releases an open file (unless the release is the last
 // pin of an evicted file, or of a file while the cache is over its

@@ -107,6 +107,7 @@ LevelTargets::LevelTargets(const Options& options, const Version& v)
 
 LevelTargets::LevelTargets(const Options& options, uint64_t bottom)
     : level0_compaction_trigger_(options.level0_compaction_trigger),
+      read_triggered_compaction_(options.read_triggered_compaction),
       target_file_size_(options.target_file_size),
       base_bytes_(options.max_bytes_for_level_base != 0
                       ? options.max_bytes_for_level_base
@@ -179,6 +180,36 @@ double LevelTargets::Score(int level, uint64_t files, uint64_t bytes) const {
   return static_cast<double>(bytes) / static_cast<double>(max_bytes_[level]);
 }
 
+uint64_t WastedConsults(const FileMetaData& f) {
+  return f.counters.Sum(kSegmentFilterNegatives) +
+         f.counters.Sum(kSegmentFalsePositives);
+}
+
+double LevelTargets::Level0Score(const Version& v, uint64_t files,
+                                 uint64_t bytes,
+                                 uint64_t wasted_consults) const {
+  const double by_files = Score(0, files, bytes);
+  if (!read_triggered_compaction_ || files == 0) return by_files;
+  // Afterwards a lookup consults one segment of the output level instead of
+  // every level-0 one: if that level is empty now, the one is new.
+  const uint64_t output_bytes = v.LevelBytes(Level0OutputLevel(v));
+  const double saved = output_bytes > 0 ? 1.0
+                                        : static_cast<double>(files - 1) /
+                                              static_cast<double>(files);
+  const double by_reads = static_cast<double>(wasted_consults) * saved *
+                          kBytesPerWastedLevel0Consult /
+                          static_cast<double>(bytes + output_bytes + 1);
+  return std::max(by_files, by_reads);
+}
+
+double LevelTargets::Level0Score(const Version& v) const {
+  uint64_t wasted = 0;
+  if (read_triggered_compaction_) {
+    for (const auto& f : v.files(0)) wasted += WastedConsults(*f);
+  }
+  return Level0Score(v, v.files(0).size(), v.LevelBytes(0), wasted);
+}
+
 Compaction::Compaction(std::shared_ptr<const Version> version, int level,
                        int output_level)
     : version_(std::move(version)),
@@ -237,7 +268,7 @@ bool CompactionsConflict(const Compaction& a, const Compaction& b) {
 std::unique_ptr<Compaction> PickCompaction(
     const Options& options, std::shared_ptr<const Version> version,
     std::string compact_pointers[kNumLevels],
-    const std::vector<const Compaction*>& running) {
+    const std::vector<const Compaction*>& running, bool level0_for_reads) {
   auto busy = [&running](const FileMetaData& f) {
     for (const Compaction* r : running) {
       for (int which = 0; which < 2; which++) {
@@ -252,14 +283,20 @@ std::unique_ptr<Compaction> PickCompaction(
   // Levels with a score >= 1, most urgent first (on a tie, the deeper).
   // The last level has nowhere to go.
   std::vector<std::pair<double, int>> urgent;
+  bool read_triggered = false;
   for (int level = 0; level < kNumLevels - 1; level++) {
-    uint64_t files = 0, bytes = 0;
+    uint64_t files = 0, bytes = 0, wasted = 0;
     for (const auto& f : version->files(level)) {
       if (busy(*f)) continue;
       files++;
       bytes += f->file_size;
+      if (level == 0 && level0_for_reads) wasted += WastedConsults(*f);
     }
-    const double score = targets.Score(level, files, bytes);
+    double score = targets.Score(level, files, bytes);
+    if (level == 0 && level0_for_reads && score < 1.0) {
+      score = targets.Level0Score(*version, files, bytes, wasted);
+      read_triggered = score >= 1.0;
+    }
     if (score >= 1.0) urgent.emplace_back(score, level);
   }
   std::sort(urgent.begin(), urgent.end(), [](const auto& x, const auto& y) {
@@ -293,6 +330,7 @@ std::unique_ptr<Compaction> PickCompaction(
         continue;
       }
       if (level > 0) compact_pointers[level] = UserLargest(*f).ToString();
+      if (level == 0 && read_triggered) c->set_read_triggered();
       return c;
     }
   }

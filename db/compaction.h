@@ -47,6 +47,18 @@ namespace bloomkv {
 // grows, the base level moves up. A level above the base level that holds
 // data (one written with static sizing, or while the tree was bigger)
 // drains down, level by level, ahead of levels that are merely full.
+// What a lookup that consults a level-0 segment in vain (a filter probe,
+// and a block read on a false positive) is taken to cost, in bytes of
+// compaction. A compaction rewrites about 170 MB/s on one core (6 ns a
+// byte); a wasted consult costs 30 to 160 ns (a cached or missed filter
+// line, docs/benchmarks.md "Level 0 compacted for reads"), so 16 bytes
+// errs towards compacting later. See Options::read_triggered_compaction.
+constexpr uint64_t kBytesPerWastedLevel0Consult = 16;
+
+// Lookups that consulted f and did not find their key there: its filter's
+// negatives and false positives, counted by every thread so far.
+uint64_t WastedConsults(const FileMetaData& f);
+
 class LevelTargets {
  public:
   LevelTargets(const Options& options, const Version& v);
@@ -74,12 +86,24 @@ class LevelTargets {
   // How urgently a level holding `files` segments of `bytes` bytes in all
   // needs compaction: >= 1 means it should be compacted.
   double Score(int level, uint64_t files, uint64_t bytes) const;
+  // The same for level 0 in v, whose segments (`files`, `bytes`) lookups
+  // consulted in vain wasted_consults times: with
+  // Options::read_triggered_compaction, at least the bytes those lookups
+  // are worth over the bytes compacting level 0 would rewrite (its own and
+  // the output level's). Into an empty output level, the consults a
+  // compaction saves are files - 1 of every `files` (none for one
+  // segment), and only those count.
+  double Level0Score(const Version& v, uint64_t files, uint64_t bytes,
+                     uint64_t wasted_consults) const;
+  // Level0Score of level 0 in v with all its segments.
+  double Level0Score(const Version& v) const;
   double Score(const Version& v, int level) const {
     return Score(level, v.files(level).size(), v.LevelBytes(level));
   }
 
  private:
   const int level0_compaction_trigger_;
+  const bool read_triggered_compaction_;
   const uint64_t target_file_size_;
   const uint64_t base_bytes_;  // max_bytes_for_level_base, or a full level 0
   int base_level_ = 1;
@@ -117,12 +141,18 @@ class Compaction {
   // Records the removal of every input in *edit.
   void AddInputDeletions(VersionEdit* edit) const;
 
+  // A level-0 compaction picked only because lookups consulted level 0 in
+  // vain (LevelTargets::Level0Score), not for its number of segments.
+  bool read_triggered() const { return read_triggered_; }
+  void set_read_triggered() { read_triggered_ = true; }
+
  private:
   const std::shared_ptr<const Version> version_;
   const int level_;
   const int output_level_;
   Version::FileList inputs_[2];
   size_t level_ptrs_[kNumLevels] = {};  // for IsBaseLevelForKey
+  bool read_triggered_ = false;
 };
 
 // True when a and b must not run at the same time: some level where both
@@ -143,10 +173,13 @@ bool CompactionsConflict(const Compaction& a, const Compaction& b);
 // segments running compactions take from it. compact_pointers[level] is the
 // largest key of the last segment compacted at that level, so that
 // successive compactions rotate through the level; it is updated.
+// level0_for_reads: lookups found level 0's Level0Score at 1 or more, so
+// it is scored that way (else by its segments alone).
 std::unique_ptr<Compaction> PickCompaction(
     const Options& options, std::shared_ptr<const Version> version,
     std::string compact_pointers[kNumLevels],
-    const std::vector<const Compaction*>& running);
+    const std::vector<const Compaction*>& running,
+    bool level0_for_reads = false);
 
 // A compaction of every segment at `level` overlapping the user-key range
 // [begin, end] (nullptr: unbounded) into the first non-empty level below

@@ -147,6 +147,7 @@ class DBImpl final : public DB {
     std::atomic<uint64_t> user_bytes_written{0};
     std::atomic<uint64_t> compactions{0};
     std::atomic<uint64_t> trivial_moves{0};
+    std::atomic<uint64_t> read_triggered_compactions{0};
     std::atomic<uint64_t> compaction_bytes_read{0};
     std::atomic<uint64_t> compaction_bytes_written{0};
     std::atomic<uint64_t> compaction_filter_drops{0};
@@ -276,6 +277,13 @@ class DBImpl final : public DB {
                 const Slice& key, uint64_t hash, SequenceNumber snapshot,
                 bool latest, std::string* value, GetTrace* trace,
                 size_t thread);
+  // Each thread's Gets (and MultiGet keys) between two looks at whether the
+  // lookups that consulted level 0 in vain call for its compaction
+  // (Options::read_triggered_compaction).
+  static constexpr uint64_t kLevel0ReadCheckInterval = 1 << 16;
+  // That look, at v (pinned by the caller's view): if they do, asks the
+  // compaction threads for it. Takes mu_ only then.
+  void MaybeCompactLevel0ForReads(const Version& v) EXCLUDES(mu_);
 
   // Range tombstones (db/range_tombstones.h). Whether an entry of key with
   // sequence `sequence` is deleted by a range tombstone of view, as seen at
@@ -335,6 +343,10 @@ class DBImpl final : public DB {
   // compactions run side by side, so each compares with this rather than
   // with what it saw when it started.
   int level0_logged_ GUARDED_BY(mu_) = 0;
+  // Lookups found that level 0 has cost them more than compacting it would
+  // (MaybeCompactLevel0ForReads): the next PickCompaction scores it so,
+  // and clears this.
+  bool level0_for_reads_ GUARDED_BY(mu_) = false;
   std::atomic<bool> has_bg_error_{false};  // !bg_error_.ok(), read lock-free
 
   // Replaced only by the front writer. It inserts into the memtable

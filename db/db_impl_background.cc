@@ -27,6 +27,7 @@ void DBImpl::RecordBackgroundError(const Status& s) {
 bool DBImpl::HasBackgroundWork() const {
   if (!bg_error_.ok()) return false;
   if (imm_ != nullptr || !running_compactions_.empty()) return true;
+  if (level0_for_reads_) return true;  // until a compaction thread looks
   if (manual_compaction_ != nullptr && !manual_compaction_->done) return true;
   const Version& v = *versions_->current();
   const LevelTargets targets(options_, v);

@@ -65,8 +65,18 @@ bool DBImpl::BackgroundCompaction() {
     return true;
   }
   auto c = PickCompaction(options_, versions_->current(), compact_pointers_,
-                          running_compactions_);
+                          running_compactions_, level0_for_reads_);
+  // Answered: either level 0 is on its way down, or (its segments busy, or
+  // its lookups' account already settled) the next lookups ask again.
+  level0_for_reads_ = false;
   if (c == nullptr) return false;
+  if (c->read_triggered()) {
+    counters_->read_triggered_compactions.fetch_add(1);
+    Log(info_log_,
+        "Compacting level 0 (%zu segments) for reads: lookups consulted it "
+        "in vain more than rewriting it costs",
+        c->inputs(0).size());
+  }
   // A move would leave the segment's blocks compressed as its old level
   // wants, and its filter of the kind its old level has, not its new one:
   // rewrite it instead when the two differ.

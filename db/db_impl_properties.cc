@@ -32,6 +32,7 @@ DbStats DBImpl::GetStats() {
   st.user_bytes_written = c.user_bytes_written.load();
   st.compactions = c.compactions.load();
   st.trivial_moves = c.trivial_moves.load();
+  st.read_triggered_compactions = c.read_triggered_compactions.load();
   st.compaction_bytes_read = c.compaction_bytes_read.load();
   st.compaction_bytes_written = c.compaction_bytes_written.load();
   st.compaction_filter_drops = c.compaction_filter_drops.load();

@@ -3,6 +3,7 @@
 // of them takes the DB mutex on the way to an answer, except to register or
 // release a snapshot.
 #include "db/db_impl.h"
+#include "db/compaction.h"
 #include "db/db_iter.h"
 #include "db/merging_iterator.h"
 #include "db/segment_lookup.h"
@@ -127,11 +128,14 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key,
     trace->key_hash = hash;
   }
   const size_t thread = ThisThreadIndex();
-  read_counters_.ShardFor(thread).Add(kGets, 1);
+  const uint64_t gets = read_counters_.ShardFor(thread).Add(kGets, 1);
   ReadView* view = read_views_.Acquire(thread);
   s = LookUp(*view, SegmentOptionsFor(options), key, hash,
              ReadSequence(options), options.snapshot == nullptr, value, trace,
              thread);
+  if (gets % kLevel0ReadCheckInterval == 0) {
+    MaybeCompactLevel0ForReads(view->version());
+  }
   read_views_.Release(thread, view);
   return s;
 }
@@ -142,7 +146,7 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options,
   values->resize(keys.size());
   std::vector<Status> statuses(keys.size());
   const size_t thread = ThisThreadIndex();
-  read_counters_.ShardFor(thread).Add(kGets, keys.size());
+  const uint64_t gets = read_counters_.ShardFor(thread).Add(kGets, keys.size());
   ReadView* view = read_views_.Acquire(thread);
   const SequenceNumber snapshot = ReadSequence(options);
   const SegmentReadOptions sro = SegmentOptionsFor(options);
@@ -158,8 +162,21 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options,
                          options.snapshot == nullptr, &(*values)[i], nullptr,
                          thread);
   }
+  if (gets / kLevel0ReadCheckInterval !=
+      (gets - keys.size()) / kLevel0ReadCheckInterval) {
+    MaybeCompactLevel0ForReads(view->version());
+  }
   read_views_.Release(thread, view);
   return statuses;
+}
+
+void DBImpl::MaybeCompactLevel0ForReads(const Version& v) {
+  if (!options_.read_triggered_compaction || v.NumFiles(0) == 0) return;
+  // Read without mu_: v is pinned and immutable, its counters atomic.
+  if (LevelTargets(options_, v).Level0Score(v) < 1.0) return;
+  MutexLock lock(&mu_);
+  level0_for_reads_ = true;
+  bg_work_cv_.SignalAll();
 }
 
 ReadView* DBImpl::RefCurrentView() {

@@ -92,7 +92,7 @@ void LogOpening(Logger* log, const std::string& dbname, const Options& options,
       "compression_per_level=%s filter_policy=%s deep_filter_policy=%s "
       "deep_filter_level=%d filter_allocation=%s "
       "block_cache_capacity=%zu filter_and_index_memory_limit=%" PRIu64
-      " level0_compaction_trigger=%d "
+      " level0_compaction_trigger=%d read_triggered_compaction=%d "
       "level0_slowdown_writes_trigger=%d level0_stop_writes_trigger=%d "
       "max_bytes_for_level_base=%" PRIu64
       " max_bytes_for_level_multiplier=%d"
@@ -108,7 +108,7 @@ void LogOpening(Logger* log, const std::string& dbname, const Options& options,
           ? "minimize-false-positives"
           : "uniform",
       options.block_cache_capacity, options.filter_and_index_memory_limit,
-      options.level0_compaction_trigger,
+      options.level0_compaction_trigger, options.read_triggered_compaction,
       options.level0_slowdown_writes_trigger,
       options.level0_stop_writes_trigger, options.max_bytes_for_level_base,
       options.max_bytes_for_level_multiplier,

@@ -31,6 +31,7 @@ std::string DbStats::ToString() const {
   add("user_bytes_written", user_bytes_written);
   add("compactions", compactions);
   add("trivial_moves", trivial_moves);
+  add("read_triggered_compactions", read_triggered_compactions);
   add("compaction_bytes_read", compaction_bytes_read);
   add("compaction_bytes_written", compaction_bytes_written);
   add("compaction_filter_drops", compaction_filter_drops);

@@ -45,14 +45,13 @@ class ShardedCounters {
  public:
   class alignas(kCacheLineSize) Shard {
    public:
-    [[gnu::always_inline]] void Add(size_t counter, uint64_t n) {
+    // Returns this shard's part of `counter` with n added.
+    [[gnu::always_inline]] uint64_t Add(size_t counter, uint64_t n) {
       std::atomic<uint64_t>& v = v_[counter];
-      if (shared_) {
-        v.fetch_add(n, std::memory_order_relaxed);
-      } else {
-        v.store(v.load(std::memory_order_relaxed) + n,
-                std::memory_order_relaxed);
-      }
+      if (shared_) return v.fetch_add(n, std::memory_order_relaxed) + n;
+      const uint64_t sum = v.load(std::memory_order_relaxed) + n;
+      v.store(sum, std::memory_order_relaxed);
+      return sum;
     }
 
    private:

@@ -272,6 +272,21 @@ struct Options {
   // Default: 4. Range: [1, 1000].
   int level0_compaction_trigger = 4;
 
+  // Every lookup consults each level-0 segment whose key range holds its
+  // key: a filter probe, and a block read on a false positive. With
+  // random keys that is every level-0 segment, and a store that stops
+  // taking writes keeps up to level0_compaction_trigger - 1 of them for
+  // good. true: once the lookups that consulted level 0 in vain would have
+  // paid for compacting it (each counted as kBytesPerWastedLevel0Consult
+  // bytes of rewriting, db/compaction.h, against the bytes of level 0 and
+  // of the level it compacts into), level 0 is compacted down with fewer
+  // segments than the trigger, as LevelDB's seek-triggered compaction
+  // does. Each thread checks once every 65,536 of its Gets, so the read
+  // path pays one counter test; Statistics::read_triggered_compactions
+  // counts these compactions. false: level 0 waits for its trigger.
+  // Default: true.
+  bool read_triggered_compaction = true;
+
   // While level 0 has this many segments, writes are slowed down to
   // delayed_write_rate, so that compaction catches up instead of reads
   // slowing down without bound. The default leaves level 0 room to grow

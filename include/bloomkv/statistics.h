@@ -33,6 +33,9 @@ struct DbStats {
   uint64_t user_bytes_written = 0;  // write batches (keys, values, tags)
   uint64_t compactions = 0;         // merges run (trivial moves excluded)
   uint64_t trivial_moves = 0;       // segments moved down unchanged
+  // Level-0 compactions that lookups asked for
+  // (Options::read_triggered_compaction); also counted in compactions.
+  uint64_t read_triggered_compactions = 0;
   uint64_t compaction_bytes_read = 0;
   uint64_t compaction_bytes_written = 0;
   uint64_t compaction_filter_drops = 0;  // entries a CompactionFilter removed

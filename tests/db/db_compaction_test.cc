@@ -17,6 +17,7 @@
 #include "bloomkv/db.h"
 #include "bloomkv/env.h"
 #include "bloomkv/write_batch.h"
+#include "db/compaction.h"
 #include "tests/testutil/test_util.h"
 #include "util/random.h"
 
@@ -306,6 +307,80 @@ TEST(CompactionTest, WritesSlowDownWhileLevelZeroPilesUp) {
   EXPECT_EQ("0", n);
   const Model expected{{"a", "1"}, {"b", "2"}, {"c", c}};
   EXPECT_EQ(expected, ReadAll(db.get()));
+}
+
+std::string FilesAtLevel0(DB* db) {
+  std::string n;
+  EXPECT_TRUE(db->GetProperty("bloomkv.num-files-at-level0", &n));
+  return n;
+}
+
+// Lookups that consult a level-0 segment in vain (its filter says no, or a
+// false positive) compact level 0 down once they would have paid for
+// rewriting it and the level it goes into (kBytesPerWastedLevel0Consult
+// bytes each), though it holds fewer segments than its trigger, as
+// LevelDB's seek-triggered compaction does; before that, or with
+// Options::read_triggered_compaction off, level 0 stays.
+TEST(CompactionTest, LookupsThatConsultLevel0InVainCompactItDown) {
+  for (const bool enabled : {true, false}) {
+    SCOPED_TRACE(enabled ? "read_triggered_compaction on" : "off");
+    test::TempDir dir;
+    Options options = TinyOptions();
+    options.write_buffer_size = 4 << 20;  // the Flush below makes level 0
+    // Level 0 compacts into the last level, which the keys below fill.
+    options.max_bytes_for_level_base = 64 << 20;
+    options.level0_compaction_trigger = 4;
+    options.read_triggered_compaction = enabled;
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+    Random rnd(301);
+    Model model;
+    // Even keys below level 0, then every tenth of them again in one
+    // level-0 segment that spans them all.
+    for (int i = 0; i < 30000; i += 2) {
+      model[Key(i)] = test::RandomString(&rnd, 100);
+      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), model[Key(i)]).ok());
+    }
+    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    for (int i = 0; i < 30000; i += 20) {
+      model[Key(i)] = test::RandomString(&rnd, 100);
+      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), model[Key(i)]).ok());
+    }
+    ASSERT_TRUE(db->Flush().ok());
+    test::WaitForBackgroundWork(db.get());
+    ASSERT_EQ("1", FilesAtLevel0(db.get()));
+
+    uint64_t rewrite = 0;  // level 0 and the level it compacts into
+    int below = kNumLevels;
+    for (const SegmentInfo& s : db->GetSegmentInfo()) {
+      if (s.level > 0) below = std::min(below, s.level);
+    }
+    for (const SegmentInfo& s : db->GetSegmentInfo()) {
+      if (s.level == 0 || s.level == below) rewrite += s.file_size;
+    }
+    const uint64_t needed = rewrite / kBytesPerWastedLevel0Consult + 1;
+    // Odd keys: in level 0's key range, in no segment.
+    auto look_up_absent_keys = [&](uint64_t n) {
+      std::string value;
+      for (uint64_t i = 0; i < n; i++) {
+        const Status s =
+            db->Get(ReadOptions(),
+                    Key(2 * static_cast<int>(rnd.Uniform(15000)) + 1), &value);
+        ASSERT_TRUE(s.IsNotFound()) << s.ToString();
+      }
+    };
+    look_up_absent_keys(needed / 2);
+    test::WaitForBackgroundWork(db.get());
+    EXPECT_EQ("1", FilesAtLevel0(db.get())) << "compacted for too few reads";
+    EXPECT_EQ(0u, db->GetStats().read_triggered_compactions);
+
+    look_up_absent_keys(needed + (1 << 17));
+    test::WaitForBackgroundWork(db.get());
+    EXPECT_EQ(enabled ? "0" : "1", FilesAtLevel0(db.get()));
+    EXPECT_EQ(enabled ? 1u : 0u, db->GetStats().read_triggered_compactions);
+    EXPECT_EQ(model, ReadAll(db.get()));
+    CheckLevelInvariants(db.get());
+  }
 }
 
 // A child process writes (sync) with tiny options so that flushes and

@@ -173,6 +173,72 @@ TEST(LevelTargetsTest, MultiplierOverflowSaturates) {
 // ---------------------------------------------------------------------------
 // Picking
 
+// Lookups that consulted level 0 in vain (filter negatives and false
+// positives) score it by the bytes they are worth against the bytes its
+// compaction rewrites; into an empty output level, a lone segment saves no
+// consult, and two save half of them.
+TEST(LevelTargetsTest, LevelZeroScoredByTheLookupsItWasted) {
+  const Options o = TargetOptions(true);
+  const uint64_t k = kBytesPerWastedLevel0Consult;
+  auto wasting = [](uint64_t number, uint64_t negatives,
+                    uint64_t false_positives) {
+    auto f = Segment(number, "a", "z", kMiB);
+    f->counters.Add(kSegmentFilterNegatives, negatives);
+    f->counters.Add(kSegmentFalsePositives, false_positives);
+    f->counters.Add(kSegmentLookups, negatives + false_positives + 5);
+    return f;
+  };
+  // Into a non-empty last level of 3 MiB: 4 MiB rewritten.
+  const uint64_t even = 4 * kMiB / k;
+  {
+    const auto v = MakeVersion({{0, {wasting(10, even - 100, 99)}},
+                                {6, {Segment(1, "a", "z", 3 * kMiB)}}});
+    EXPECT_EQ(even - 1, WastedConsults(*v->files(0)[0]));
+    const LevelTargets t(o, *v);
+    EXPECT_LT(t.Level0Score(*v), 1.0);
+    EXPECT_DOUBLE_EQ(t.Score(*v, 0), 0.25);  // by segments alone
+    std::string pointers[kNumLevels];
+    EXPECT_EQ(nullptr, PickCompaction(o, v, pointers, {}, true));
+  }
+  {
+    const auto v = MakeVersion(
+        {{0, {wasting(10, even, 1)}}, {6, {Segment(1, "a", "z", 3 * kMiB)}}});
+    const LevelTargets t(o, *v);
+    EXPECT_GE(t.Level0Score(*v), 1.0);
+    std::string pointers[kNumLevels];
+    // Only when lookups asked for it.
+    EXPECT_EQ(nullptr, PickCompaction(o, v, pointers, {}));
+    const auto c = PickCompaction(o, v, pointers, {}, true);
+    ASSERT_NE(nullptr, c);
+    EXPECT_EQ(0, c->level());
+    EXPECT_EQ(6, c->output_level());
+    EXPECT_TRUE(c->read_triggered());
+    // Off: level 0 waits for its trigger.
+    Options off = o;
+    off.read_triggered_compaction = false;
+    EXPECT_LT(LevelTargets(off, *v).Level0Score(*v), 1.0);
+    EXPECT_EQ(nullptr, PickCompaction(off, v, pointers, {}, true));
+  }
+  {
+    // Base level 5 (above the 30 MiB last level), empty: a lone level-0
+    // segment saves nothing there, however many lookups it wasted.
+    const auto v = MakeVersion({{0, {wasting(10, 1000 * even, 0)}},
+                                {6, {Segment(1, "a", "z", 30 * kMiB)}}});
+    const LevelTargets t(o, *v);
+    ASSERT_EQ(5, t.Level0OutputLevel(*v));
+    EXPECT_LT(t.Level0Score(*v), 1.0);
+    // Two save one consult of two: 2 MiB rewritten.
+    const auto w = MakeVersion(
+        {{0, {wasting(10, 2 * kMiB / k, 0), wasting(11, 2 * kMiB / k - 2, 0)}},
+         {6, {Segment(1, "a", "z", 30 * kMiB)}}});
+    EXPECT_LT(t.Level0Score(*w), 1.0);
+    const auto x = MakeVersion(
+        {{0, {wasting(10, 2 * kMiB / k, 0), wasting(11, 2 * kMiB / k + 1, 0)}},
+         {6, {Segment(1, "a", "z", 30 * kMiB)}}});
+    EXPECT_GE(t.Level0Score(*x), 1.0);
+  }
+}
+
 TEST(LevelTargetsTest, LevelZeroCompactsIntoTheBaseLevel) {
   const Options o = TargetOptions(true);
   Version::FileList level0;

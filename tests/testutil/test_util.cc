@@ -180,6 +180,7 @@ Options TinyCompactionOptions() {
 }
 
 void KeepEverythingInLevelZero(Options* options) {
+  options->read_triggered_compaction = false;
   options->level0_compaction_trigger = 1000;
   options->level0_slowdown_writes_trigger = 1000;
   options->level0_stop_writes_trigger = 1000;

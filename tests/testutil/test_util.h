@@ -104,8 +104,9 @@ Options TinyCompactionOptions();
 // two ("Corruption: CURRENT: ...: IO error: ..."), which reads as two errors.
 int CountStatusPrefixes(const std::string& text);
 
-// Raises the level-0 triggers to their maximum, so that level 0 simply
-// accumulates segments: for tests of the read path across many of them.
+// Raises the level-0 triggers to their maximum and turns off
+// read-triggered compaction, so that level 0 simply accumulates segments:
+// for tests of the read path across many of them.
 void KeepEverythingInLevelZero(Options* options);
 
 }  // namespace bloomkv::test

@@ -383,6 +383,67 @@ TEST(ConcurrencyTest, ReadersOfMappedSegmentsShareTheVerifiedBlocks) {
   }
 }
 
+// Readers whose lookups consult level 0 in vain ask for its compaction
+// (Options::read_triggered_compaction) from their own threads, while a
+// writer flushes new level-0 segments: every read still finds what was
+// written before it began, and the compaction they asked for runs.
+TEST(ConcurrencyTest, ReadersAskForLevel0CompactionWhileAWriterFlushes) {
+  constexpr int kGetsPerReader = 140000;  // two checks of each reader
+  test::TempDir dir;
+  Options options = test::TinyCompactionOptions();
+  options.level0_compaction_trigger = 8;
+  options.level0_slowdown_writes_trigger = 16;
+  options.level0_stop_writes_trigger = 24;
+  options.max_bytes_for_level_base = 64 << 20;  // level 0 -> the last level
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+  for (int i = 0; i < 4000; i += 2) {
+    ASSERT_TRUE(db->Put(WriteOptions(), OwnedKey(i), VersionedValue(i)).ok());
+  }
+  ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+  std::atomic<int> wrong{0};
+  std::thread writer([&] {
+    // Odd keys in six level-0 segments; never the even keys readers check.
+    for (int round = 0; round < 6; round++) {
+      for (int i = 1 + 2 * round; i < 4000; i += 40) {
+        if (!db->Put(WriteOptions(), OwnedKey(i), VersionedValue(i)).ok()) {
+          wrong++;
+        }
+      }
+      if (!db->Flush().ok()) wrong++;
+    }
+  });
+  std::vector<std::thread> readers;
+  for (int t = 0; t < 2; t++) {
+    readers.emplace_back([&, t] {
+      std::string v;
+      for (int n = 0; n < kGetsPerReader; n++) {
+        const int k = 2 * ((n * 7 + t * 13) % 2000);
+        if (!db->Get(ReadOptions(), OwnedKey(k), &v).ok() ||
+            v != VersionedValue(k)) {
+          wrong++;
+        }
+      }
+    });
+  }
+  for (auto& r : readers) r.join();
+  writer.join();
+  test::WaitForBackgroundWork(db.get());
+  EXPECT_EQ(0, wrong.load());
+  EXPECT_GE(db->GetStats().read_triggered_compactions, 1u);
+  std::string v;
+  for (int i = 0; i < 4000; i++) {
+    const bool written = i % 2 == 0 || (i % 40 - 1) / 2 < 6;
+    const Status s = db->Get(ReadOptions(), OwnedKey(i), &v);
+    if (written) {
+      ASSERT_TRUE(s.ok()) << i << ": " << s.ToString();
+      EXPECT_EQ(VersionedValue(i), v) << i;
+    } else {
+      EXPECT_TRUE(s.IsNotFound()) << i << ": " << s.ToString();
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Statistics
 

@@ -28,6 +28,18 @@
 
 namespace bloomkv {
 
+// What a lookup that consults a level-0 segment in vain (a filter probe,
+// and a block read on a false positive) is taken to cost, in bytes of
+// compaction. Flushes and compactions write about 170 MB/s on the 2-core
+// VM of docs/benchmarks.md (6 ns a byte); a wasted consult costs 16 to 160 ns (a cached or missed filter
+// line, docs/benchmarks.md "Level 0 compacted for reads"): 16 bytes is
+// about 100 ns. See Options::read_triggered_compaction.
+constexpr uint64_t kBytesPerWastedLevel0Consult = 16;
+
+// Lookups that consulted f and did not find their key there: its filter's
+// negatives and false positives, counted by every thread so far.
+uint64_t WastedConsults(const FileMetaData& f);
+
 // The size each level should have, and the level that level 0 compacts
 // into (the base level), for one version.
 //
@@ -47,18 +59,6 @@ namespace bloomkv {
 // grows, the base level moves up. A level above the base level that holds
 // data (one written with static sizing, or while the tree was bigger)
 // drains down, level by level, ahead of levels that are merely full.
-// What a lookup that consults a level-0 segment in vain (a filter probe,
-// and a block read on a false positive) is taken to cost, in bytes of
-// compaction. A compaction rewrites about 170 MB/s on one core (6 ns a
-// byte); a wasted consult costs 30 to 160 ns (a cached or missed filter
-// line, docs/benchmarks.md "Level 0 compacted for reads"), so 16 bytes
-// errs towards compacting later. See Options::read_triggered_compaction.
-constexpr uint64_t kBytesPerWastedLevel0Consult = 16;
-
-// Lookups that consulted f and did not find their key there: its filter's
-// negatives and false positives, counted by every thread so far.
-uint64_t WastedConsults(const FileMetaData& f);
-
 class LevelTargets {
  public:
   LevelTargets(const Options& options, const Version& v);

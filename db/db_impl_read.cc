@@ -171,7 +171,10 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options,
 }
 
 void DBImpl::MaybeCompactLevel0ForReads(const Version& v) {
-  if (!options_.read_triggered_compaction || v.NumFiles(0) == 0) return;
+  // A read-only database runs no compaction to ask.
+  if (read_only_ || !options_.read_triggered_compaction || v.NumFiles(0) == 0) {
+    return;
+  }
   // Read without mu_: v is pinned and immutable, its counters atomic.
   if (LevelTargets(options_, v).Level0Score(v) < 1.0) return;
   MutexLock lock(&mu_);

@@ -383,6 +383,42 @@ TEST(CompactionTest, LookupsThatConsultLevel0InVainCompactItDown) {
   }
 }
 
+// A read-only database runs no compaction: lookups that would ask for
+// level 0's leave it as it is, and "bloomkv.compaction-pending" at 0.
+TEST(CompactionTest, ReadOnlyDatabaseKeepsLevel0ForItsLookups) {
+  test::TempDir dir;
+  Options options = TinyOptions();
+  options.write_buffer_size = 4 << 20;
+  options.max_bytes_for_level_base = 64 << 20;
+  options.level0_compaction_trigger = 4;
+  {
+    std::unique_ptr<DB> db;
+    ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
+    for (int i = 0; i < 4000; i += 2) {
+      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "below").ok());
+    }
+    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    for (int i = 0; i < 4000; i += 20) {
+      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "level 0").ok());
+    }
+    ASSERT_TRUE(db->Flush().ok());
+    test::WaitForBackgroundWork(db.get());
+    ASSERT_EQ("1", FilesAtLevel0(db.get()));
+  }
+  std::unique_ptr<DB> db;
+  ASSERT_TRUE(DB::OpenForReadOnly(options, dir.path(), &db).ok());
+  std::string value;
+  for (int n = 0; n < 3 << 16; n++) {  // three checks
+    ASSERT_TRUE(
+        db->Get(ReadOptions(), Key(2 * (n % 2000) + 1), &value).IsNotFound());
+  }
+  std::string pending;
+  ASSERT_TRUE(db->GetProperty("bloomkv.compaction-pending", &pending));
+  EXPECT_EQ("0", pending);
+  EXPECT_EQ("1", FilesAtLevel0(db.get()));
+  EXPECT_EQ(0u, db->GetStats().read_triggered_compactions);
+}
+
 // A child process writes (sync) with tiny options so that flushes and
 // compactions run all the time, and is killed at a random moment; each
 // reopen must hold every acknowledged write and no deleted key.

@@ -277,14 +277,14 @@ struct Options {
   // random keys that is every level-0 segment, and a store that stops
   // taking writes keeps up to level0_compaction_trigger - 1 of them for
   // good. true: once the lookups that consulted level 0 in vain would have
-  // paid for compacting it (each counted as kBytesPerWastedLevel0Consult
-  // bytes of rewriting, db/compaction.h, against the bytes of level 0 and
-  // of the level it compacts into), level 0 is compacted down with fewer
-  // segments than the trigger, as LevelDB's seek-triggered compaction
-  // does. Each thread checks once every 65,536 of its Gets, so the read
-  // path pays one counter test; Statistics::read_triggered_compactions
-  // counts these compactions. false: level 0 waits for its trigger.
-  // Default: true.
+  // paid for compacting it (each counted as 16 bytes of rewriting,
+  // against the bytes of level 0 and of the level it compacts into),
+  // level 0 is compacted down with fewer segments than the trigger, as
+  // LevelDB's seek-triggered compaction does. Each thread checks once every
+  // 65,536 of its Gets, so the read path pays one counter test;
+  // DbStats::read_triggered_compactions counts these compactions. A
+  // read-only database compacts nothing. false: level 0 waits for its
+  // trigger. Default: true.
   bool read_triggered_compaction = true;
 
   // While level 0 has this many segments, writes are slowed down to

@@ -315,6 +315,33 @@ std::string FilesAtLevel0(DB* db) {
   return n;
 }
 
+// One flush makes one level-0 segment, which stays there (the trigger is
+// four) until lookups ask for it; it compacts into the last level.
+Options OneLevel0SegmentOptions() {
+  Options options = TinyOptions();
+  options.write_buffer_size = 4 << 20;
+  options.max_bytes_for_level_base = 64 << 20;
+  options.level0_compaction_trigger = 4;
+  return options;
+}
+
+// The even keys below n in the last level, then every tenth of them again
+// in one level-0 segment that spans them all; 100-byte values, in *model.
+void PutBelowThenInOneLevel0Segment(DB* db, int n, Random* rnd, Model* model) {
+  for (int step : {2, 20}) {
+    for (int i = 0; i < n; i += step) {
+      (*model)[Key(i)] = test::RandomString(rnd, 100);
+      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), (*model)[Key(i)]).ok());
+    }
+    if (step == 2) {
+      ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
+    }
+  }
+  ASSERT_TRUE(db->Flush().ok());
+  test::WaitForBackgroundWork(db);
+  ASSERT_EQ("1", FilesAtLevel0(db));
+}
+
 // Lookups that consult a level-0 segment in vain (its filter says no, or a
 // false positive) compact level 0 down once they would have paid for
 // rewriting it and the level it goes into (kBytesPerWastedLevel0Consult
@@ -325,30 +352,14 @@ TEST(CompactionTest, LookupsThatConsultLevel0InVainCompactItDown) {
   for (const bool enabled : {true, false}) {
     SCOPED_TRACE(enabled ? "read_triggered_compaction on" : "off");
     test::TempDir dir;
-    Options options = TinyOptions();
-    options.write_buffer_size = 4 << 20;  // the Flush below makes level 0
-    // Level 0 compacts into the last level, which the keys below fill.
-    options.max_bytes_for_level_base = 64 << 20;
-    options.level0_compaction_trigger = 4;
+    Options options = OneLevel0SegmentOptions();
     options.read_triggered_compaction = enabled;
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
     Random rnd(301);
     Model model;
-    // Even keys below level 0, then every tenth of them again in one
-    // level-0 segment that spans them all.
-    for (int i = 0; i < 30000; i += 2) {
-      model[Key(i)] = test::RandomString(&rnd, 100);
-      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), model[Key(i)]).ok());
-    }
-    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
-    for (int i = 0; i < 30000; i += 20) {
-      model[Key(i)] = test::RandomString(&rnd, 100);
-      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), model[Key(i)]).ok());
-    }
-    ASSERT_TRUE(db->Flush().ok());
-    test::WaitForBackgroundWork(db.get());
-    ASSERT_EQ("1", FilesAtLevel0(db.get()));
+    ASSERT_NO_FATAL_FAILURE(
+        PutBelowThenInOneLevel0Segment(db.get(), 30000, &rnd, &model));
 
     uint64_t rewrite = 0;  // level 0 and the level it compacts into
     int below = kNumLevels;
@@ -387,23 +398,14 @@ TEST(CompactionTest, LookupsThatConsultLevel0InVainCompactItDown) {
 // level 0's leave it as it is, and "bloomkv.compaction-pending" at 0.
 TEST(CompactionTest, ReadOnlyDatabaseKeepsLevel0ForItsLookups) {
   test::TempDir dir;
-  Options options = TinyOptions();
-  options.write_buffer_size = 4 << 20;
-  options.max_bytes_for_level_base = 64 << 20;
-  options.level0_compaction_trigger = 4;
+  const Options options = OneLevel0SegmentOptions();
   {
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
-    for (int i = 0; i < 4000; i += 2) {
-      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "below").ok());
-    }
-    ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
-    for (int i = 0; i < 4000; i += 20) {
-      ASSERT_TRUE(db->Put(WriteOptions(), Key(i), "level 0").ok());
-    }
-    ASSERT_TRUE(db->Flush().ok());
-    test::WaitForBackgroundWork(db.get());
-    ASSERT_EQ("1", FilesAtLevel0(db.get()));
+    Random rnd(302);
+    Model model;
+    ASSERT_NO_FATAL_FAILURE(
+        PutBelowThenInOneLevel0Segment(db.get(), 4000, &rnd, &model));
   }
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::OpenForReadOnly(options, dir.path(), &db).ok());

@@ -31,9 +31,11 @@ namespace bloomkv {
 // What a lookup that consults a level-0 segment in vain (a filter probe,
 // and a block read on a false positive) is taken to cost, in bytes of
 // compaction. Flushes and compactions write about 170 MB/s on the 2-core
-// VM of docs/benchmarks.md (6 ns a byte); a wasted consult costs 16 to 160 ns (a cached or missed filter
-// line, docs/benchmarks.md "Level 0 compacted for reads"): 16 bytes is
-// about 100 ns. See Options::read_triggered_compaction.
+// VM of docs/benchmarks.md (6 ns a byte), so 16 bytes is about 100 ns:
+// what a consult in vain costs at 10^7 links, where the filter line it
+// reads misses the CPU caches (16 ns at 10^6, where it does not; see
+// "Level 0 compacted for reads" there). See
+// Options::read_triggered_compaction.
 constexpr uint64_t kBytesPerWastedLevel0Consult = 16;
 
 // Lookups that consulted f and did not find their key there: its filter's

@@ -249,8 +249,9 @@ class TableCache {
   // they stand between the open and the capacity. REQUIRES: mu_ held.
   void ReserveLocked(ClosedReaders* closed) REQUIRES(mu_);
   // Ends a reservation; makes reader (if non-null, opened short-lived or
-  // not) number's open file unless one is already open. Returns the entry, pinned when pin is set,
-  // or null when there is no reader. REQUIRES: mu_ held.
+  // not) number's open file unless one is already open. Returns the entry,
+  // pinned when pin is set, or null when there is no reader.
+  // REQUIRES: mu_ held.
   std::shared_ptr<Entry> InsertLocked(uint64_t number,
                                       std::unique_ptr<SegmentReader> reader,
                                       bool pin, bool short_lived)

@@ -84,6 +84,7 @@ struct Flags {
   uint64_t seed = 301;
   std::string db;
   bool keep = false;
+  bool use_existing_db = false;
   bool drop_caches = false;
   uint64_t batch = 1;
   std::string benchmarks = "fill,readhit,readmiss,mixed";
@@ -258,6 +259,11 @@ std::unique_ptr<Store> OpenStore(const std::string& engine_name,
   r.settle_mode = flags.settle;
   r.rss_at_start = CurrentRssBytes();
   store->engine_options = MakeEngineOptions(flags, filter);
+  store->engine_options.reopen = flags.use_existing_db;
+  if (flags.use_existing_db && !std::filesystem::is_directory(dir)) {
+    r.error = "--use_existing_db: no store at " + dir;
+    return store;
+  }
   Status s =
       OpenEngine(engine_name, store->engine_options, dir, &store->engine);
   if (!s.ok()) {
@@ -265,6 +271,8 @@ std::unique_ptr<Store> OpenStore(const std::string& engine_name,
     return store;
   }
   r.description = store->engine->Describe();
+  // No write phase will settle it: its shape as the reads find it.
+  if (flags.use_existing_db) r.files_per_level = store->engine->FilesPerLevel();
 
   WorkloadConfig wc;
   wc.num = flags.num;
@@ -639,6 +647,11 @@ int Main(int argc, char** argv) {
   app.add_option("--db", flags.db,
                  "directory for the stores (default: fresh under /tmp)");
   app.add_flag("--keep", flags.keep, "keep the stores afterwards");
+  app.add_flag("--use_existing_db", flags.use_existing_db,
+               "open the stores a run with the same --db, --num, --seed, "
+               "URL lengths and engines kept (--keep) after its fill, "
+               "instead of filling new ones; read phases only; the stores "
+               "are kept");
   app.add_option("--batch", flags.batch,
                  "lookup phases: keys per MultiGet (1: one Get per key)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{100000}));
@@ -676,7 +689,23 @@ int Main(int argc, char** argv) {
       return 2;
     }
   }
-  if (!phases.empty() && phases.front() != "fill") {
+  if (flags.use_existing_db) {
+    // Lookups check every value against the fill's, so the stores must
+    // hold exactly what the fill wrote: no write phase here or before.
+    for (const std::string& p : phases) {
+      if (IsWritePhase(p)) {
+        std::fprintf(stderr,
+                     "--use_existing_db runs read phases only, not %s\n",
+                     p.c_str());
+        return 2;
+      }
+    }
+    if (flags.db.empty() || !std::filesystem::is_directory(flags.db)) {
+      std::fprintf(stderr, "--use_existing_db needs --db naming a directory\n");
+      return 2;
+    }
+    flags.keep = true;  // never delete a store this run did not create
+  } else if (!phases.empty() && phases.front() != "fill") {
     std::fprintf(stderr, "the first benchmark must be fill\n");
     return 2;
   }
@@ -809,6 +838,7 @@ int Main(int argc, char** argv) {
                    {"zipf", std::to_string(flags.zipf)},
                    {"seed", std::to_string(flags.seed)},
                    {"benchmarks", flags.benchmarks},
+                   {"use_existing_db", flags.use_existing_db ? "1" : "0"},
                    {"db", base}};
 
   std::printf(

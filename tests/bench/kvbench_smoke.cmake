@@ -10,7 +10,9 @@
 #   - --compression=none reaches the bloomkv store;
 #   - --mmap_reads=on,off gives one bloomkv store per read mode;
 #   - --filter_configs gives each store its filters: bloom everywhere, or
-#     binary fuse below level 0 (named in its levels table).
+#     binary fuse below level 0 (named in its levels table);
+#   - --use_existing_db reads stores a kept fill left, checks every value
+#     and keeps them; it refuses write phases and a missing --db.
 # Usage: cmake -DKVBENCH=<kvbench> -DWORK_DIR=<scratch dir> -P kvbench_smoke.cmake
 cmake_minimum_required(VERSION 3.19)  # string(JSON)
 
@@ -226,6 +228,37 @@ foreach(i 0 1)
     endif()
   else()
     fail("perlevel: unexpected filter label ${label}")
+  endif()
+endforeach()
+
+# Stores kept after a fill and read again by another run: every value
+# checked, and the stores left in place.
+execute_process(
+  COMMAND "${KVBENCH}" --num=20000 --write_buffer_mb=1 --benchmarks=fill
+          --keep --db=${WORK_DIR}/existing
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  fail("existing: the fill exited with ${rc}\n${err}")
+endif()
+run_and_check(existing level0 --use_existing_db --benchmarks=readhit,mixed)
+if(NOT IS_DIRECTORY "${WORK_DIR}/existing/bloomkv-filters")
+  fail("--use_existing_db deleted the store it read")
+endif()
+# Another seed's codes are not in those stores: the lookups say so.
+execute_process(
+  COMMAND "${KVBENCH}" --num=20000 --reads=2000 --min_seconds=0 --seed=7
+          --engines=bloomkv --benchmarks=readhit --use_existing_db
+          --db=${WORK_DIR}/existing
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+string(FIND "${err}" "lookups returned a wrong result" has_wrong)
+if(NOT rc EQUAL 1 OR has_wrong LESS 0)
+  fail("--use_existing_db with another seed: exit ${rc}, stderr ${err}")
+endif()
+foreach(args "--benchmarks=fill" "--benchmarks=readhit;--db=${WORK_DIR}/none")
+  execute_process(COMMAND "${KVBENCH}" --use_existing_db ${args}
+                  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2 OR err STREQUAL "")
+    fail("--use_existing_db ${args}: exit ${rc}, stderr ${err}")
   endif()
 endforeach()
 

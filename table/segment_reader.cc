@@ -27,6 +27,22 @@ namespace {
 // its offsets ahead, which would take more lines than the search touches.
 constexpr size_t kMaxPrefetchedOffsets = 32;
 
+// Asks for the end of the `size`-byte block at p and its trailer: the lines
+// a search of it reads before any entry. The trailer's type byte and the
+// restart count come first; the restart offsets and prefixes lie before them
+// at an offset the count gives, so without this they are a second round
+// trip to memory, and the prefix search's steps over two or three lines a
+// third. A 4 KiB block with a restart point every four entries has about
+// fifteen: 12 bytes each, about 190 bytes in all.
+constexpr size_t kPrefetchedBlockTail = 256;
+inline void PrefetchBlockTail(const char* p, size_t size) {
+  const char* const last = p + size + kBlockTrailerSize - 1;
+  const char* q =
+      p + (size > kPrefetchedBlockTail ? size - kPrefetchedBlockTail : 0);
+  for (; q < last; q += 64) __builtin_prefetch(q);
+  __builtin_prefetch(last);
+}
+
 // SegmentMeta::block_offsets of an index block with `entries` entries:
 // empty when an entry's value is not a handle, or a block does not begin
 // where the one before it (with its trailer) ends.
@@ -223,6 +239,7 @@ struct SegmentReader::Rep {
       // Verified by an earlier read where it lies, raw: used in place.
       const char* const p = mapped + h.offset;
       const auto n = static_cast<size_t>(h.size);
+      PrefetchBlockTail(p, n);
       BlockContents contents = BlockContents::Borrowed(p, n);
       contents.set_values_compressed(
           static_cast<CompressionType>(static_cast<uint8_t>(p[n])) ==

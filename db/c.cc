@@ -458,6 +458,34 @@ void bloomkv_options_set_max_background_compactions(
     bloomkv_options_t* options, int n) {
   options->rep.max_background_compactions = n;
 }
+void bloomkv_options_set_level0_compaction_trigger(bloomkv_options_t* options,
+                                                   int n) {
+  options->rep.level0_compaction_trigger = n;
+}
+void bloomkv_options_set_level0_slowdown_writes_trigger(
+    bloomkv_options_t* options, int n) {
+  options->rep.level0_slowdown_writes_trigger = n;
+}
+void bloomkv_options_set_level0_stop_writes_trigger(bloomkv_options_t* options,
+                                                    int n) {
+  options->rep.level0_stop_writes_trigger = n;
+}
+void bloomkv_options_set_read_triggered_compaction(bloomkv_options_t* options,
+                                                   unsigned char v) {
+  options->rep.read_triggered_compaction = v != 0;
+}
+void bloomkv_options_set_level_compaction_dynamic_level_bytes(
+    bloomkv_options_t* options, unsigned char v) {
+  options->rep.level_compaction_dynamic_level_bytes = v != 0;
+}
+void bloomkv_options_set_max_bytes_for_level_base(bloomkv_options_t* options,
+                                                  uint64_t bytes) {
+  options->rep.max_bytes_for_level_base = bytes;
+}
+void bloomkv_options_set_max_bytes_for_level_multiplier(
+    bloomkv_options_t* options, int n) {
+  options->rep.max_bytes_for_level_multiplier = n;
+}
 void bloomkv_options_set_mmap_reads(bloomkv_options_t* options,
                                     unsigned char v) {
   // Never deleted, as Env::Default(): a database may outlive its options.

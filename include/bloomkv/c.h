@@ -231,6 +231,33 @@ void bloomkv_options_set_target_file_size(bloomkv_options_t* options,
                                           uint64_t bytes);
 void bloomkv_options_set_max_background_compactions(
     bloomkv_options_t* options, int n);
+/* Options::level0_compaction_trigger: level-0 segments that start a
+ * compaction of level 0. */
+void bloomkv_options_set_level0_compaction_trigger(bloomkv_options_t* options,
+                                                   int n);
+/* Options::level0_slowdown_writes_trigger: level-0 segments from which
+ * writes are slowed down. */
+void bloomkv_options_set_level0_slowdown_writes_trigger(
+    bloomkv_options_t* options, int n);
+/* Options::level0_stop_writes_trigger: level-0 segments at which writes
+ * wait for compaction. */
+void bloomkv_options_set_level0_stop_writes_trigger(bloomkv_options_t* options,
+                                                    int n);
+/* Options::read_triggered_compaction; 0: level 0 waits for its trigger
+ * however many lookups consult it in vain. */
+void bloomkv_options_set_read_triggered_compaction(bloomkv_options_t* options,
+                                                   unsigned char v);
+/* Options::level_compaction_dynamic_level_bytes; 0: level targets from the
+ * top down, level 1's being max_bytes_for_level_base. */
+void bloomkv_options_set_level_compaction_dynamic_level_bytes(
+    bloomkv_options_t* options, unsigned char v);
+/* Options::max_bytes_for_level_base; 0 (the default) sizes it like a full
+ * level 0: level0_compaction_trigger x write_buffer_size. */
+void bloomkv_options_set_max_bytes_for_level_base(bloomkv_options_t* options,
+                                                  uint64_t bytes);
+/* Options::max_bytes_for_level_multiplier. */
+void bloomkv_options_set_max_bytes_for_level_multiplier(
+    bloomkv_options_t* options, int n);
 /* 1 (the default): segment files are mapped into memory
  * (EnvOptions::use_mmap_reads of the default Env), and bloomkv installs a
  * process-wide SIGBUS handler with the first mapping (docs/durability.md);

@@ -165,6 +165,20 @@ void bloomkv_options_set_mmap_reads(bloomkv_options_t* options,
                                     unsigned char v);
 void bloomkv_options_set_max_background_compactions(
     bloomkv_options_t* options, int n);
+void bloomkv_options_set_level0_compaction_trigger(bloomkv_options_t* options,
+                                                   int n);
+void bloomkv_options_set_level0_slowdown_writes_trigger(
+    bloomkv_options_t* options, int n);
+void bloomkv_options_set_level0_stop_writes_trigger(bloomkv_options_t* options,
+                                                    int n);
+void bloomkv_options_set_read_triggered_compaction(bloomkv_options_t* options,
+                                                   unsigned char v);
+void bloomkv_options_set_level_compaction_dynamic_level_bytes(
+    bloomkv_options_t* options, unsigned char v);
+void bloomkv_options_set_max_bytes_for_level_base(bloomkv_options_t* options,
+                                                  uint64_t bytes);
+void bloomkv_options_set_max_bytes_for_level_multiplier(
+    bloomkv_options_t* options, int n);
 void bloomkv_options_set_compression(bloomkv_options_t* options, int type);
 void bloomkv_options_set_bloom_filter(bloomkv_options_t* options,
                                       double bits_per_key);
@@ -369,6 +383,20 @@ _OPTION_SETTERS = {
     "target_file_size": ("bloomkv_options_set_target_file_size", int),
     "max_background_compactions":
         ("bloomkv_options_set_max_background_compactions", int),
+    "level0_compaction_trigger":
+        ("bloomkv_options_set_level0_compaction_trigger", int),
+    "level0_slowdown_writes_trigger":
+        ("bloomkv_options_set_level0_slowdown_writes_trigger", int),
+    "level0_stop_writes_trigger":
+        ("bloomkv_options_set_level0_stop_writes_trigger", int),
+    "read_triggered_compaction":
+        ("bloomkv_options_set_read_triggered_compaction", bool),
+    "level_compaction_dynamic_level_bytes":
+        ("bloomkv_options_set_level_compaction_dynamic_level_bytes", bool),
+    "max_bytes_for_level_base":
+        ("bloomkv_options_set_max_bytes_for_level_base", int),
+    "max_bytes_for_level_multiplier":
+        ("bloomkv_options_set_max_bytes_for_level_multiplier", int),
     "bloom_bits_per_key": ("bloomkv_options_set_bloom_filter", float),
     "mmap_reads": ("bloomkv_options_set_mmap_reads", bool),
 }

@@ -11,6 +11,7 @@ import re
 import shutil
 import tempfile
 import threading
+import time
 import unittest
 
 import bloomkv
@@ -236,6 +237,67 @@ class DBTest(TempDir):
                 db.flush()
                 self.assertEqual(db.get(b"code1"), b"https://example.com/1")
                 self.assertEqual(maps_a_segment(), mapped)
+
+    def test_compaction_shape_options(self):
+        # Level 0 keeps as many segments as level0_compaction_trigger
+        # allows, lookups that consult it in vain included once
+        # read_triggered_compaction is off; the level targets follow the
+        # other three options.
+        def wait_for_background_work(db):
+            deadline = time.monotonic() + 30
+            while db.get_property("bloomkv.compaction-pending") != "0":
+                self.assertLess(time.monotonic(), deadline)
+                time.sleep(0.01)
+
+        def level_target(db, level):
+            for line in db.get_property("bloomkv.levels").splitlines():
+                fields = line.split()
+                if fields[0] == f"L{level}":
+                    return int(fields[4])
+            return None
+
+        with bloomkv.DB(self.path("db"), create_if_missing=True,
+                        level0_compaction_trigger=8,
+                        read_triggered_compaction=False,
+                        level_compaction_dynamic_level_bytes=False,
+                        max_bytes_for_level_base=1 << 20,
+                        max_bytes_for_level_multiplier=4) as db:
+            # Six flushes of interleaved keys: six level-0 segments over one
+            # key range, more than the default trigger (4) lets stay.
+            for flush in range(6):
+                for i in range(flush, 600, 6):
+                    db.put(f"code{i:05d}", b"https://example.com/")
+                db.flush()
+            # 2^17 lookups of absent keys inside that range, each consulting
+            # every level-0 segment in vain: with read_triggered_compaction
+            # on, the check every 65,536 lookups would compact level 0.
+            absent = [f"code{i % 600:05d}x" for i in range(1 << 17)]
+            self.assertEqual(db.multi_get(absent), [None] * len(absent))
+            wait_for_background_work(db)
+            self.assertEqual(
+                db.get_property("bloomkv.num-files-at-level0"), "6")
+            # Top-down targets: level 1 at the base, each level 4 times the
+            # one above.
+            self.assertEqual(level_target(db, 1), 1 << 20)
+            self.assertEqual(level_target(db, 2), 4 << 20)
+
+    def test_invalid_compaction_shape_is_rejected(self):
+        cases = [
+            (dict(level0_compaction_trigger=8,
+                  level0_slowdown_writes_trigger=6), "level-0 triggers"),
+            # Below the default slowdown trigger (20).
+            (dict(level0_stop_writes_trigger=10), "level-0 triggers"),
+            (dict(max_bytes_for_level_base=1000),
+             "max_bytes_for_level_base must be"),
+            (dict(max_bytes_for_level_multiplier=1),
+             "max_bytes_for_level_multiplier must be"),
+        ]
+        for options, reason in cases:
+            with self.assertRaises(bloomkv.InvalidArgumentError,
+                                   msg=options) as e:
+                bloomkv.DB(self.path("db"), create_if_missing=True,
+                           **options).close()
+            self.assertIn(reason, str(e.exception))
 
 
 class FilterTest(unittest.TestCase):

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int failures = 0;
 
@@ -595,6 +596,140 @@ static void TestMmapReads(const char* parent) {
   }
 }
 
+/* A numeric property, or -1 when it is unknown. */
+static long long PropertyNumber(bloomkv_t* db, const char* name) {
+  char* text = bloomkv_property_value(db, name);
+  if (text == NULL) return -1;
+  const long long n = strtoll(text, NULL, 10);
+  bloomkv_free(text);
+  return n;
+}
+
+/* Waits (at most about 30 s) until no flush or compaction is queued or
+ * running. */
+static void WaitForBackgroundWork(bloomkv_t* db) {
+  const struct timespec tick = {0, 10 * 1000 * 1000};
+  for (int i = 0; i < 3000; i++) {
+    if (PropertyNumber(db, "bloomkv.compaction-pending") == 0) return;
+    nanosleep(&tick, NULL);
+  }
+  fprintf(stderr, "%s:%d: background work still pending after 30 s\n", __FILE__,
+          __LINE__);
+  failures++;
+}
+
+/* The target column of level `level` in bloomkv.levels, or 0 if missing. */
+static unsigned long long LevelTarget(bloomkv_t* db, int level) {
+  char* levels = bloomkv_property_value(db, "bloomkv.levels");
+  if (levels == NULL) return 0;
+  char prefix[16];
+  snprintf(prefix, sizeof(prefix), "\nL%d ", level);
+  const char* line = strstr(levels, prefix);
+  unsigned long long target = 0;
+  if (line == NULL || sscanf(line + 1, "%*s %*s %*s %*s %llu", &target) != 1) {
+    target = 0;
+  }
+  bloomkv_free(levels);
+  return target;
+}
+
+/* bloomkv_open fails with a message containing `reason`, and opens
+ * nothing. */
+static void CheckOpenRejects(const bloomkv_options_t* options, const char* path,
+                             const char* reason) {
+  char* err = NULL;
+  bloomkv_t* db = bloomkv_open(options, path, &err);
+  CHECK(db == NULL);
+  CHECK(err != NULL && strstr(err, reason) != NULL);
+  if (db != NULL) bloomkv_close(db);
+  bloomkv_free(err);
+}
+
+/* The compaction-shape setters reach the database: level 0 keeps as many
+ * segments as level0_compaction_trigger allows, lookups that consult it in
+ * vain included once read_triggered_compaction is off; the level targets
+ * follow the other three; and bloomkv_open rejects out-of-order triggers
+ * and out-of-range level sizes with their reason. */
+static void TestCompactionShape(const char* parent) {
+  char path[4200];
+  snprintf(path, sizeof(path), "%s/shape", parent);
+  char* err = NULL;
+  bloomkv_options_t* options = bloomkv_options_create();
+  bloomkv_options_set_create_if_missing(options, 1);
+  bloomkv_options_set_level0_compaction_trigger(options, 8);
+  bloomkv_options_set_read_triggered_compaction(options, 0);
+  bloomkv_options_set_level_compaction_dynamic_level_bytes(options, 0);
+  bloomkv_options_set_max_bytes_for_level_base(options, 1 << 20);
+  bloomkv_options_set_max_bytes_for_level_multiplier(options, 4);
+  bloomkv_t* db = bloomkv_open(options, path, &err);
+  CHECK_NO_ERROR(err);
+  CHECK(db != NULL);
+  if (db != NULL) {
+    bloomkv_writeoptions_t* wo = bloomkv_writeoptions_create();
+    bloomkv_readoptions_t* ro = bloomkv_readoptions_create();
+    char key[32];
+    /* Six flushes of interleaved keys: six level-0 segments over one key
+     * range, more than the default trigger (4) lets stay. */
+    for (int flush = 0; flush < 6; flush++) {
+      for (int i = flush; i < 600; i += 6) {
+        snprintf(key, sizeof(key), "code%05d", i);
+        bloomkv_put(db, wo, key, strlen(key), "https://example.com/", 20, &err);
+        CHECK_NO_ERROR(err);
+      }
+      bloomkv_flush(db, &err);
+      CHECK_NO_ERROR(err);
+    }
+    /* 2^17 lookups of absent keys inside that range, each consulting every
+     * level-0 segment in vain: with read_triggered_compaction on, the
+     * check every 65,536 lookups would compact level 0. */
+    int found = 0;
+    for (int i = 0; i < (1 << 17) && err == NULL; i++) {
+      snprintf(key, sizeof(key), "code%05dx", i % 600);
+      size_t n = 0;
+      char* got = bloomkv_get(db, ro, key, strlen(key), &n, &err);
+      found += got != NULL;
+      bloomkv_free(got);
+    }
+    CHECK_NO_ERROR(err);
+    CHECK(found == 0);
+    WaitForBackgroundWork(db);
+    CHECK(PropertyNumber(db, "bloomkv.num-files-at-level0") == 6);
+    /* Top-down targets: level 1 at the base, each level 4 times the one
+     * above. */
+    CHECK(LevelTarget(db, 1) == 1u << 20);
+    CHECK(LevelTarget(db, 2) == 4u << 20);
+    bloomkv_readoptions_destroy(ro);
+    bloomkv_writeoptions_destroy(wo);
+    bloomkv_close(db);
+  }
+  bloomkv_options_destroy(options);
+
+  /* Each invalid value alone, on fresh options. */
+  snprintf(path, sizeof(path), "%s/shape-invalid", parent);
+  const char* const kTriggers = "level-0 triggers must satisfy";
+  options = bloomkv_options_create();
+  bloomkv_options_set_create_if_missing(options, 1);
+  bloomkv_options_set_level0_compaction_trigger(options, 8);
+  bloomkv_options_set_level0_slowdown_writes_trigger(options, 6);
+  CheckOpenRejects(options, path, kTriggers); /* slowdown below trigger */
+  bloomkv_options_destroy(options);
+  options = bloomkv_options_create();
+  bloomkv_options_set_create_if_missing(options, 1);
+  bloomkv_options_set_level0_stop_writes_trigger(options, 10);
+  CheckOpenRejects(options, path, kTriggers); /* stop below slowdown (20) */
+  bloomkv_options_destroy(options);
+  options = bloomkv_options_create();
+  bloomkv_options_set_create_if_missing(options, 1);
+  bloomkv_options_set_max_bytes_for_level_base(options, 1000);
+  CheckOpenRejects(options, path, "max_bytes_for_level_base must be");
+  bloomkv_options_destroy(options);
+  options = bloomkv_options_create();
+  bloomkv_options_set_create_if_missing(options, 1);
+  bloomkv_options_set_max_bytes_for_level_multiplier(options, 1);
+  CheckOpenRejects(options, path, "max_bytes_for_level_multiplier must be");
+  bloomkv_options_destroy(options);
+}
+
 int main(void) {
   CHECK(bloomkv_major_version() >= 0 && bloomkv_minor_version() >= 0);
   char expected[32];
@@ -610,6 +745,7 @@ int main(void) {
   TestDatabase(dir);
   TestMemoryLimit(dir);
   TestMmapReads(dir);
+  TestCompactionShape(dir);
   TestFilters();
   RemoveTree(dir);
   if (failures > 0) {

@@ -64,7 +64,10 @@ Status ValidateOptions(const Options& o) {
       o.level0_stop_writes_trigger > 1000) {
     return Status::InvalidArgument(
         "level-0 triggers must satisfy 1 <= compaction <= slowdown <= stop "
-        "<= 1000");
+        "<= 1000; got compaction " +
+        std::to_string(o.level0_compaction_trigger) + ", slowdown " +
+        std::to_string(o.level0_slowdown_writes_trigger) + ", stop " +
+        std::to_string(o.level0_stop_writes_trigger));
   }
   if (o.max_bytes_for_level_base != 0 &&
       (o.max_bytes_for_level_base < (64 << 10) ||

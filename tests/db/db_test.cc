@@ -414,6 +414,17 @@ TEST_F(DBTest, OpenErrors) {
   Options bad = options_;
   bad.write_buffer_size = 10;
   EXPECT_TRUE(DB::Open(bad, dir_.path(), &db_).IsInvalidArgument());
+
+  // The level-0 triggers are checked as a chain; the reason gives the
+  // values, so that the one out of order can be seen.
+  bad = options_;
+  bad.level0_compaction_trigger = 8;
+  bad.level0_slowdown_writes_trigger = 6;
+  s = DB::Open(bad, dir_.path(), &db_);
+  EXPECT_TRUE(s.IsInvalidArgument()) << s.ToString();
+  EXPECT_NE(std::string::npos,
+            s.ToString().find("compaction 8, slowdown 6, stop 36"))
+      << s.ToString();
 }
 
 TEST_F(DBTest, GarbageDirectoryGivesCorruption) {

@@ -281,6 +281,12 @@ class DBImpl final : public DB {
   // lookups that consulted level 0 in vain call for its compaction
   // (Options::read_triggered_compaction).
   static constexpr uint64_t kLevel0ReadCheckInterval = 1 << 16;
+  // Whether the n Gets that took this thread's count to `gets` crossed a
+  // multiple of kLevel0ReadCheckInterval.
+  static bool Level0ReadCheckDue(uint64_t gets, uint64_t n) {
+    return gets / kLevel0ReadCheckInterval !=
+           (gets - n) / kLevel0ReadCheckInterval;
+  }
   // That look, at v (pinned by the caller's view): if they do, asks the
   // compaction threads for it. Takes mu_ only then.
   void MaybeCompactLevel0ForReads(const Version& v) EXCLUDES(mu_);

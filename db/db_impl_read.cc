@@ -133,9 +133,7 @@ Status DBImpl::Get(const ReadOptions& options, const Slice& key,
   s = LookUp(*view, SegmentOptionsFor(options), key, hash,
              ReadSequence(options), options.snapshot == nullptr, value, trace,
              thread);
-  if (gets % kLevel0ReadCheckInterval == 0) {
-    MaybeCompactLevel0ForReads(view->version());
-  }
+  if (Level0ReadCheckDue(gets, 1)) MaybeCompactLevel0ForReads(view->version());
   read_views_.Release(thread, view);
   return s;
 }
@@ -162,8 +160,7 @@ std::vector<Status> DBImpl::MultiGet(const ReadOptions& options,
                          options.snapshot == nullptr, &(*values)[i], nullptr,
                          thread);
   }
-  if (gets / kLevel0ReadCheckInterval !=
-      (gets - keys.size()) / kLevel0ReadCheckInterval) {
+  if (Level0ReadCheckDue(gets, keys.size())) {
     MaybeCompactLevel0ForReads(view->version());
   }
   read_views_.Release(thread, view);

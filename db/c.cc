@@ -443,6 +443,10 @@ void bloomkv_options_set_row_cache_capacity(bloomkv_options_t* options,
                                             size_t bytes) {
   options->rep.row_cache_capacity = bytes;
 }
+void bloomkv_options_set_answer_cache_capacity(bloomkv_options_t* options,
+                                               size_t bytes) {
+  options->rep.answer_cache_capacity = bytes;
+}
 void bloomkv_options_set_filter_and_index_memory_limit(
     bloomkv_options_t* options, uint64_t bytes) {
   options->rep.filter_and_index_memory_limit = bytes;

@@ -99,6 +99,12 @@ Status ValidateOptions(const Options& o) {
     return Status::InvalidArgument(
         "target_file_size must be in [16 KiB, 4 GiB]");
   }
+  if (o.answer_cache_capacity != 0 &&
+      (o.answer_cache_capacity < 2 * AnswerCache::kSlotBytes ||
+       o.answer_cache_capacity > (size_t{1} << 40))) {
+    return Status::InvalidArgument(
+        "answer_cache_capacity must be 0 or in [512 bytes, 1 TiB]");
+  }
   if (o.max_open_files < kMinMaxOpenFiles && o.max_open_files != -1) {
     return Status::InvalidArgument("max_open_files must be at least " +
                                    std::to_string(kMinMaxOpenFiles) +
@@ -206,6 +212,10 @@ DBImpl::DBImpl(const Options& options, std::string dbname, bool read_only)
   }
   if (options_.row_cache_capacity > 0) {
     row_cache_ = std::make_unique<Cache>(options_.row_cache_capacity);
+  }
+  if (options_.answer_cache_capacity > 0) {
+    answer_cache_ =
+        std::make_unique<AnswerCache>(options_.answer_cache_capacity);
   }
   table_cache_ = std::make_unique<TableCache>(
       dbname_, env_, ReaderFilterPolicy(options_), block_cache_.get(),

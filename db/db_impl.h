@@ -59,6 +59,7 @@
 #include "bloomkv/debug.h"
 #include "bloomkv/env.h"
 #include "bloomkv/write_batch.h"
+#include "db/answer_cache.h"
 #include "db/compaction.h"
 #include "db/info_log.h"
 #include "db/log_writer.h"
@@ -70,8 +71,8 @@
 #include "db/write_delay.h"
 #include "table/segment_reader.h"
 #include "util/cache.h"
-#include "util/sharded_counter.h"
 #include "util/mutex.h"
+#include "util/sharded_counter.h"
 
 namespace bloomkv {
 
@@ -321,6 +322,8 @@ class DBImpl final : public DB {
   const std::string dbname_;
   std::unique_ptr<Cache> block_cache_;
   std::unique_ptr<Cache> row_cache_;  // null unless row_cache_capacity > 0
+  // Null unless answer_cache_capacity > 0.
+  std::unique_ptr<AnswerCache> answer_cache_;
   std::unique_ptr<TableCache> table_cache_;  // uses block_cache_
   std::unique_ptr<FileLock> db_lock_;
   std::unique_ptr<Counters> counters_;

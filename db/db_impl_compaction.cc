@@ -89,6 +89,7 @@ bool DBImpl::BackgroundCompaction() {
     const auto& f = c->inputs(0)[0];
     edit.RemoveFile(c->level(), f->number);
     edit.AddFile(c->output_level(), f);
+    edit.SetPreservesAnswers();
     // Registered while the manifest is written without mu_.
     running_compactions_.push_back(c.get());
     Status s = versions_->LogAndApply(&edit, &mu_);
@@ -125,6 +126,8 @@ Status DBImpl::RunCompaction(Compaction* c) {
   bool manifest_attempted = false;
   if (s.ok()) {
     c->AddInputDeletions(&edit);
+    // A compaction filter changes answers; merging alone does not.
+    if (options_.compaction_filter == nullptr) edit.SetPreservesAnswers();
     s = versions_->LogAndApply(&edit, &mu_);
     manifest_attempted = true;
     InstallReadView();

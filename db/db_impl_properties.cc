@@ -25,6 +25,7 @@ DbStats DBImpl::GetStats() {
   st.bytes_read = r.Sum(kBytesRead);
   st.block_cache_hits = r.Sum(kBlockCacheHits);
   st.row_cache_hits = r.Sum(kRowCacheHits);
+  st.answer_cache_hits = r.Sum(kAnswerCacheHits);
   st.block_cache_misses = r.Sum(kBlockCacheMisses);
   const Counters& c = *counters_;
   st.flushes = c.flushes.load();
@@ -185,8 +186,11 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
         block_cache_ != nullptr ? block_cache_->TotalCharge() : 0;
     const uint64_t row_cache_bytes =
         row_cache_ != nullptr ? row_cache_->TotalCharge() : 0;
+    const uint64_t answer_cache_bytes =
+        answer_cache_ != nullptr ? answer_cache_->memory() : 0;
     const uint64_t total = mem_usage + filter_bytes + index_bytes +
-                           dictionary_bytes + cache_bytes + row_cache_bytes;
+                           dictionary_bytes + cache_bytes + row_cache_bytes +
+                           answer_cache_bytes;
     if (name == "bloomkv.approximate-memory-usage") {
       *value = std::to_string(total);
       return true;
@@ -200,6 +204,7 @@ bool DBImpl::GetProperty(const Slice& property, std::string* value) {
     add("value_dictionary_bytes", dictionary_bytes);
     add("block_cache_bytes", cache_bytes);
     add("row_cache_bytes", row_cache_bytes);
+    add("answer_cache_bytes", answer_cache_bytes);
     add("total_bytes", total);
     add("segments", segments);
     add("paged_indexes", paged_indexes);

@@ -47,6 +47,8 @@ Status DBImpl::LookUp(const ReadView& view, const SegmentReadOptions& sro,
   bool found = false;
   SequenceNumber sequence = 0;
   MemTable* imm = view.imm();
+  AnswerCache* answers = latest ? answer_cache_.get() : nullptr;
+  if (answers != nullptr) answers->Prefetch(hash);
   if (view.mem()->Get(key, snapshot, value, &deleted, &sequence)) {
     found = true;
     if (trace != nullptr) trace->found_in_memtable = true;
@@ -61,9 +63,10 @@ Status DBImpl::LookUp(const ReadView& view, const SegmentReadOptions& sro,
   } else {
     // Every entry of every segment is at or below the latest sequence, so
     // a read of the latest state sees each segment's newest entry for the
-    // key: what the row cache keeps.
+    // key: what the row cache and the answer cache keep.
     SegmentLookup lookup(table_cache_.get(), sro, key, hash, snapshot, value,
-                         trace, thread, latest ? row_cache_.get() : nullptr);
+                         trace, thread, latest ? row_cache_.get() : nullptr,
+                         answers, view.version().answers_epoch());
     view.version().ForEachCandidate(
         key, hash, [&lookup](const FileMetaData& f, int level, bool in_range) {
           return lookup.Consult(f, level, in_range);

@@ -87,25 +87,35 @@ bool SegmentLookup::Consult(const FileMetaData& f, int level,
     range_skips_++;
     return false;  // t->outcome defaults to kSkippedByRange
   }
-  consulted_++;
   if (!f.open_status.ok()) {
+    consulted_++;
     status_ = f.open_status;
     if (t != nullptr) t->outcome = SegmentOutcome::kError;
     return true;
   }
   SegmentCounters::Shard& fc = f.counters.ShardFor(thread_);
-  fc.Add(kSegmentLookups, 1);
   // A filter in memory (f.filter) answers a negative with no open file and
   // without touching f.meta; a paged one (the database over its
   // filter_and_index_memory_limit) is read by the segment's reader.
   bool paged_filter = false;
   if (f.filter != nullptr) {
     if (t != nullptr) t->had_filter = true;
-    if (!f.filter->KeyMayMatch(hash_)) return FilterNegative(fc, t);
+    if (!f.filter->KeyMayMatch(hash_)) {
+      consulted_++;
+      fc.Add(kSegmentLookups, 1);
+      return FilterNegative(fc, t);
+    }
   } else {
     paged_filter = f.meta != nullptr && f.meta->filter != nullptr;
     if (t != nullptr) t->had_filter = paged_filter;
   }
+  // The segment is not searched: it is left out of the counters and trace.
+  if (answers_ != nullptr && !answers_asked_ && AnsweredByCache()) {
+    if (t != nullptr) trace_->segments.pop_back();
+    return true;
+  }
+  consulted_++;
+  fc.Add(kSegmentLookups, 1);
   const CacheKey row_key{f.number, hash_};
   bool admit = false;
   if (row_cache_ != nullptr) {
@@ -178,6 +188,18 @@ bool SegmentLookup::Answer(LookupResult result, SegmentCounters::Shard& fc,
   }
 }
 
+bool SegmentLookup::AnsweredByCache() {
+  answers_asked_ = true;
+  AnswerCache::Answer a;
+  if (!answers_->Lookup(key_, hash_, answers_epoch_, &a, value_)) return false;
+  answered_by_cache_ = true;
+  found_ = a.result != LookupResult::kNotFound;
+  deleted_ = a.result == LookupResult::kDeleted;
+  found_sequence_ = a.sequence;
+  if (trace_ != nullptr) trace_->answer_cache_hit = true;
+  return true;
+}
+
 bool SegmentLookup::FilterNegative(SegmentCounters::Shard& fc,
                                    SegmentTrace* t) {
   negatives_++;
@@ -187,6 +209,17 @@ bool SegmentLookup::FilterNegative(SegmentCounters::Shard& fc,
 }
 
 void SegmentLookup::Finish(ReadCounters::Shard* c) {
+  if (answered_by_cache_) {
+    c->Add(kAnswerCacheHits, 1);
+  } else if (answers_asked_ && status_.ok() && options_.fill_cache) {
+    const AnswerCache::Answer a{!found_    ? LookupResult::kNotFound
+                                : deleted_ ? LookupResult::kDeleted
+                                           : LookupResult::kFound,
+                                found_sequence_};
+    answers_->Offer(
+        key_, hash_, answers_epoch_, a,
+        a.result == LookupResult::kFound ? Slice(*value_) : Slice());
+  }
   c->Add(kSegmentsConsulted, consulted_);
   if (range_skips_) c->Add(kSkippedByRange, range_skips_);
   if (negatives_) c->Add(kFilterNegatives, negatives_);

@@ -15,6 +15,7 @@
 #include "bloomkv/slice.h"
 #include "bloomkv/statistics.h"
 #include "bloomkv/status.h"
+#include "db/answer_cache.h"
 #include "db/version_edit.h"
 #include "table/segment_reader.h"
 #include "util/sharded_counter.h"
@@ -39,6 +40,7 @@ enum ReadCounter : size_t {
   kBlockCacheHits,
   kBlockCacheMisses,
   kRowCacheHits,
+  kAnswerCacheHits,
   kNumReadCounters
 };
 using ReadCounters = ShardedCounters<kNumReadCounters>;
@@ -52,11 +54,17 @@ class SegmentLookup {
   // (Options::row_cache_capacity), for a snapshot no older than any entry
   // of any segment (a read of the latest state): each segment's answer is
   // then its newest entry for the key, whatever the snapshot.
+  // answers: null, or the cache of whole-version answers
+  // (Options::answer_cache_capacity) under the version's `answers_epoch`,
+  // for such a read too. It is asked once, at the first segment whose
+  // filter lets the key through: a key every filter rules out (a code never
+  // issued) never touches it.
   // REQUIRES: every argument outlives the lookup.
   SegmentLookup(TableCache* table_cache, const SegmentReadOptions& options,
                 const Slice& key, uint64_t hash, SequenceNumber snapshot,
                 std::string* value, GetTrace* trace, size_t thread,
-                Cache* row_cache = nullptr)
+                Cache* row_cache = nullptr, AnswerCache* answers = nullptr,
+                uint64_t answers_epoch = 0)
       : table_cache_(table_cache),
         options_(options),
         key_(key),
@@ -65,7 +73,9 @@ class SegmentLookup {
         value_(value),
         trace_(trace),
         thread_(thread),
-        row_cache_(row_cache) {}
+        row_cache_(row_cache),
+        answers_(answers),
+        answers_epoch_(answers_epoch) {}
 
   SegmentLookup(const SegmentLookup&) = delete;
   SegmentLookup& operator=(const SegmentLookup&) = delete;
@@ -77,6 +87,8 @@ class SegmentLookup {
   bool Consult(const FileMetaData& f, int level, bool in_range);
 
   // Adds this lookup's counters to *counters (and totals to the trace).
+  // Offers the answer found to the answer cache if it was asked and
+  // missed, the search succeeded and options.fill_cache is set.
   void Finish(ReadCounters::Shard* counters);
 
   bool found() const { return found_; }
@@ -95,6 +107,8 @@ class SegmentLookup {
   GetTrace* const trace_;
   const size_t thread_;
   Cache* const row_cache_;
+  AnswerCache* const answers_;
+  const uint64_t answers_epoch_;
 
   // Counts a filter negative of f (its counters fc, its trace t); false.
   bool FilterNegative(SegmentCounters::Shard& fc, SegmentTrace* t);
@@ -103,6 +117,8 @@ class SegmentLookup {
   // true when the search is over.
   bool Answer(LookupResult result, SegmentCounters::Shard& fc,
               SegmentTrace* t);
+  // Asks the answer cache, once per lookup; true when it answered.
+  bool AnsweredByCache();
 
   bool found_ = false;
   bool deleted_ = false;
@@ -114,6 +130,8 @@ class SegmentLookup {
   uint64_t positives_ = 0;
   uint64_t false_positives_ = 0;
   uint64_t row_cache_hits_ = 0;
+  bool answers_asked_ = false;
+  bool answered_by_cache_ = false;
   SegmentReadStats io_;
 };
 

@@ -25,6 +25,7 @@ std::string DbStats::ToString() const {
   add("bytes_read", bytes_read);
   add("block_cache_hits", block_cache_hits);
   add("row_cache_hits", row_cache_hits);
+  add("answer_cache_hits", answer_cache_hits);
   add("block_cache_misses", block_cache_misses);
   add("flushes", flushes);
   add("bytes_flushed", bytes_flushed);
@@ -72,6 +73,7 @@ std::string GetTrace::ToString() const {
       std::string("memtable: ") + (found_in_memtable ? "found" : "miss") + "\n";
   r += std::string("immutable memtable: ") +
        (found_in_immutable ? "found" : "miss") + "\n";
+  if (answer_cache_hit) r += "answer cache: hit\n";
   for (const auto& s : segments) {
     std::snprintf(buf, sizeof(buf),
                   "L%d segment %06" PRIu64 ": %s%s%s (blocks read %" PRIu64

@@ -118,6 +118,15 @@ class VersionEdit {
     removed_range_tombstones_.insert(sequence);
   }
 
+  // Declares that every user key's latest answer (its newest value or
+  // deletion at or below the last sequence) is the same before and after
+  // this edit: a compaction that merges entries and drops only what no read
+  // of the latest state can see. Versions then share their answers epoch
+  // (Version::answers_epoch). Not stored in the manifest.
+  // REQUIRES: the edit adds and retires no range tombstone.
+  void SetPreservesAnswers() { preserves_answers_ = true; }
+  bool preserves_answers() const { return preserves_answers_; }
+
   void EncodeTo(std::string* dst) const;
   // Corruption (with a description of the problem) if src is malformed.
   Status DecodeFrom(const Slice& src);
@@ -151,6 +160,7 @@ class VersionEdit {
   bool has_log_number_ = false;
   bool has_next_file_number_ = false;
   bool has_last_sequence_ = false;
+  bool preserves_answers_ = false;
   uint64_t log_number_ = 0;
   uint64_t next_file_number_ = 0;
   SequenceNumber last_sequence_ = 0;

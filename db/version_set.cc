@@ -2,6 +2,7 @@
 #include "db/version_set.h"
 
 #include <algorithm>
+#include <cassert>
 #include <map>
 
 #include "db/filename.h"
@@ -332,6 +333,13 @@ Status VersionSet::LogAndApply(VersionEdit* edit, Mutex* mu) {
   std::shared_ptr<Version> v;
   Status s = Apply(*current_, *edit, &v);
   if (!s.ok()) return s;
+  // A retired range tombstone no longer hides what it covered from an
+  // answer kept before: a change of the live set is never answer-keeping.
+  assert(!edit->preserves_answers() ||
+         (edit->range_tombstones().empty() &&
+          edit->removed_range_tombstones().empty()));
+  v->answers_epoch_ = edit->preserves_answers() ? current_->answers_epoch_
+                                                : ++last_answers_epoch_;
 
   std::string record;
   edit->EncodeTo(&record);

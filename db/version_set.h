@@ -66,6 +66,14 @@ class Version {
     return range_tombstones_;
   }
 
+  // Versions of one epoch give every user key the same latest answer from
+  // their segments and range tombstones: a flush, an ingest, a compaction
+  // with a compaction filter and a change of the live range tombstones
+  // start a new epoch; other compactions keep it. Epochs grow with each new
+  // one and start at 1. The answer cache (db/answer_cache.h) stamps its
+  // entries with it.
+  uint64_t answers_epoch() const { return answers_epoch_; }
+
   // Calls consult(f, level, in_range) for each segment a point lookup of
   // user key `key` must consult, in order, until it returns true: every
   // level-0 segment, newest first, then in each deeper level the only one
@@ -120,6 +128,7 @@ class Version {
   // lookup searches.
   uint32_t deeper_levels_ = 0;
   std::shared_ptr<const RangeTombstoneSet> range_tombstones_;
+  uint64_t answers_epoch_ = 1;
 };
 
 template <typename Consult>
@@ -258,6 +267,7 @@ class VersionSet {
   uint64_t log_number_ = 0;
   std::map<uint64_t, uint64_t> recorded_logs_;
   std::atomic<SequenceNumber> last_sequence_{0};
+  uint64_t last_answers_epoch_ = 1;  // the newest version's, or an older one's
 
   std::unique_ptr<WritableFile> manifest_file_;
   std::unique_ptr<log::Writer> manifest_log_;

@@ -83,6 +83,11 @@ class BloomkvEngine : public Engine {
     if (options_.compression == "none") o.compression = CompressionType::kNone;
     o.block_cache_capacity = options_.block_cache_bytes;
     o.row_cache_capacity = options_.row_cache_bytes;
+    if (options_.answer_cache_bytes >= 0) {
+      o.answer_cache_capacity =
+          static_cast<size_t>(options_.answer_cache_bytes);
+    }
+    answer_cache_bytes_ = o.answer_cache_capacity;
     o.write_buffer_size = options_.write_buffer_bytes;
     // Connected once bloomkv's Options has max_open_files.
     if (options_.max_open_files != 0) {
@@ -122,6 +127,10 @@ class BloomkvEngine : public Engine {
            (options_.row_cache_bytes > 0
                 ? ", row cache " +
                       std::to_string(options_.row_cache_bytes >> 20) + " MiB"
+                : "") +
+           (answer_cache_bytes_ > 0
+                ? ", answer cache " +
+                      std::to_string(answer_cache_bytes_ >> 10) + " KiB"
                 : "") +
            ", compression " + compression_ +
            ", 4 KiB blocks, leveled compaction" +
@@ -291,6 +300,7 @@ class BloomkvEngine : public Engine {
   std::unique_ptr<Env> posix_env_;  // null: Env::Default()
   CountingEnv env_;  // outlives db_ (declared first, destroyed last)
   std::string compression_;
+  size_t answer_cache_bytes_ = 0;  // Options::answer_cache_capacity used
   std::string deep_filter_;  // "" when the deep levels use the bloom filter
   bool max_open_files_applied_ = false;
   std::unique_ptr<DB> db_;

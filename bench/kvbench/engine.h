@@ -42,6 +42,9 @@ struct EngineOptions {
   size_t block_cache_bytes = 8 << 20;
   // bloomkv only: Options::row_cache_capacity (0: none).
   size_t row_cache_bytes = 0;
+  // bloomkv only: Options::answer_cache_capacity (-1: the library's
+  // default).
+  int64_t answer_cache_bytes = -1;
   size_t write_buffer_bytes = 4 << 20;
   // Table files an engine keeps open at once; 0: the engine's default.
   int max_open_files = 0;

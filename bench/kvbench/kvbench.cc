@@ -76,6 +76,7 @@ struct Flags {
   std::string engines;
   size_t cache_mb = 8;
   size_t row_cache_mb = 0;
+  int64_t answer_cache_kb = -1;
   size_t write_buffer_mb = 4;
   size_t value_min = 40;
   size_t value_max = 120;
@@ -190,6 +191,8 @@ EngineOptions MakeEngineOptions(const Flags& flags,
   eo.minimize_filter_fp = flags.filter_allocation == "minimize";
   eo.block_cache_bytes = flags.cache_mb << 20;
   eo.row_cache_bytes = flags.row_cache_mb << 20;
+  eo.answer_cache_bytes =
+      flags.answer_cache_kb < 0 ? -1 : flags.answer_cache_kb << 10;
   eo.write_buffer_bytes = flags.write_buffer_mb << 20;
   eo.max_open_files = filter.max_open_files;
   eo.meta_limit_bytes = filter.meta_limit_kib << 10;
@@ -632,6 +635,10 @@ int Main(int argc, char** argv) {
   app.add_option("--cache_mb", flags.cache_mb, "block cache MiB");
   app.add_option("--row_cache_mb", flags.row_cache_mb,
                  "bloomkv: row cache MiB (Options::row_cache_capacity; 0: none)");
+  app.add_option("--answer_cache_kb", flags.answer_cache_kb,
+                 "bloomkv: answer cache KiB (Options::answer_cache_capacity; "
+                 "0: none; default: the library's)")
+      ->check(CLI::Range(int64_t{-1}, int64_t{1} << 30));
   app.add_option("--write_buffer_mb", flags.write_buffer_mb, "memtable MiB")
       ->check(CLI::Range(size_t{1}, size_t{1024}));
   app.add_option("--value_min", flags.value_min, "shortest URL")
@@ -831,6 +838,7 @@ int Main(int argc, char** argv) {
                    {"engines", Join(engines)},
                    {"cache_mb", std::to_string(flags.cache_mb)},
                    {"row_cache_mb", std::to_string(flags.row_cache_mb)},
+                   {"answer_cache_kb", std::to_string(flags.answer_cache_kb)},
                    {"write_buffer_mb", std::to_string(flags.write_buffer_mb)},
                    {"value_min", std::to_string(flags.value_min)},
                    {"value_max", std::to_string(flags.value_max)},

@@ -222,6 +222,10 @@ void bloomkv_options_set_block_cache_capacity(bloomkv_options_t* options,
 /* Options::row_cache_capacity; 0 (the default): no row cache. */
 void bloomkv_options_set_row_cache_capacity(bloomkv_options_t* options,
                                             size_t bytes);
+/* Options::answer_cache_capacity; 0 (the default): no answer cache,
+   otherwise at least 512. */
+void bloomkv_options_set_answer_cache_capacity(bloomkv_options_t* options,
+                                               size_t bytes);
 /* Options::filter_and_index_memory_limit; 0: no limit. */
 void bloomkv_options_set_filter_and_index_memory_limit(
     bloomkv_options_t* options, uint64_t bytes);

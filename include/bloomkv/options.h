@@ -180,6 +180,24 @@ struct Options {
   // Default: 0.
   size_t row_cache_capacity = 0;
 
+  // Bytes of a cache of the database's latest answers for popular keys:
+  // asked once per lookup, at the first segment whose filter lets the key
+  // through, it answers for every segment (the key's value, or that it is
+  // deleted or absent), so a key read again costs one 256-byte slot instead
+  // of its index, block and value searches; a key every filter rules out
+  // (a code never issued) never touches it. A slot is chosen by the key's
+  // hash and holds one answer whose key and value together take at most
+  // 216 bytes (longer ones are not kept). A key gets a slot on its second
+  // miss there in a row, and only when the answer in it was not read since,
+  // so reads spread evenly over far more keys than it holds pass it by.
+  // Reads take no lock. Every flush and ingest makes all its answers stale
+  // at once (a compaction does not, unless a compaction_filter is set), so
+  // it suits a store read far more than written; a Get at an explicit
+  // snapshot neither reads nor fills it (docs/operations.md). Its memory is
+  // allocated at open. 0 disables it; otherwise at least 512 bytes.
+  // Default: 0.
+  size_t answer_cache_capacity = 0;
+
   // Bytes of index blocks and filters kept in memory for the live segments'
   // whole life (GetProperty("bloomkv.resource-usage"): filter_bytes +
   // index_bytes). Without a limit they grow with the data: about 1.9 bytes

@@ -28,6 +28,9 @@ struct DbStats {
   uint64_t block_cache_hits = 0;
   uint64_t block_cache_misses = 0;
   uint64_t row_cache_hits = 0;  // segments answered by the row cache
+  // Lookups the answer cache answered (Options::answer_cache_capacity),
+  // without consulting any segment.
+  uint64_t answer_cache_hits = 0;
   uint64_t flushes = 0;  // memtables written to segments
   uint64_t bytes_flushed = 0;
   uint64_t user_bytes_written = 0;  // write batches (keys, values, tags)
@@ -121,6 +124,8 @@ struct GetTrace {
   uint64_t key_hash = 0;               // XXH3-64 of the key, computed once
   bool found_in_memtable = false;      // active memtable answered
   bool found_in_immutable = false;     // memtable being flushed answered
+  // Options::answer_cache_capacity answered: no segment was consulted.
+  bool answer_cache_hit = false;
   std::vector<SegmentTrace> segments;  // in the order considered
   uint64_t data_blocks_read = 0;
   uint64_t bytes_read = 0;

@@ -156,6 +156,8 @@ void bloomkv_options_set_block_cache_capacity(bloomkv_options_t* options,
                                               size_t bytes);
 void bloomkv_options_set_row_cache_capacity(bloomkv_options_t* options,
                                             size_t bytes);
+void bloomkv_options_set_answer_cache_capacity(bloomkv_options_t* options,
+                                               size_t bytes);
 void bloomkv_options_set_filter_and_index_memory_limit(
     bloomkv_options_t* options, uint64_t bytes);
 void bloomkv_options_set_max_open_files(bloomkv_options_t* options, int n);
@@ -377,6 +379,8 @@ _OPTION_SETTERS = {
     "block_size": ("bloomkv_options_set_block_size", int),
     "block_cache_capacity": ("bloomkv_options_set_block_cache_capacity", int),
     "row_cache_capacity": ("bloomkv_options_set_row_cache_capacity", int),
+    "answer_cache_capacity":
+        ("bloomkv_options_set_answer_cache_capacity", int),
     "filter_and_index_memory_limit":
         ("bloomkv_options_set_filter_and_index_memory_limit", int),
     "max_open_files": ("bloomkv_options_set_max_open_files", int),

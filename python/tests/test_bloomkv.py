@@ -299,6 +299,23 @@ class DBTest(TempDir):
                            **options).close()
             self.assertIn(reason, str(e.exception))
 
+    def test_answer_cache_option(self):
+        # The keyword reaches the database: its slots show in the resource
+        # usage, reads through it return what was written, and a capacity
+        # under two slots is rejected with its reason.
+        with bloomkv.DB(self.path("db"), create_if_missing=True,
+                        answer_cache_capacity=64 << 10) as db:
+            usage = db.get_property("bloomkv.resource-usage")
+            self.assertIn("answer_cache_bytes: 65536\n", usage)
+            db.put("aZ3kQ9x", b"https://example.com/a")
+            db.flush()
+            for _ in range(3):
+                self.assertEqual(b"https://example.com/a", db.get("aZ3kQ9x"))
+        with self.assertRaises(bloomkv.InvalidArgumentError) as e:
+            bloomkv.DB(self.path("db2"), create_if_missing=True,
+                       answer_cache_capacity=100).close()
+        self.assertIn("answer_cache_capacity must be", str(e.exception))
+
 
 class FilterTest(unittest.TestCase):
     def test_the_articles_bloom_demo(self):

@@ -730,6 +730,50 @@ static void TestCompactionShape(const char* parent) {
   bloomkv_options_destroy(options);
 }
 
+/* The answer cache's setter reaches the database: its slots show in
+ * bloomkv.resource-usage, reads through it return what was written, and a
+ * capacity under two slots is rejected with its reason. */
+static void TestAnswerCache(const char* parent) {
+  char path[4200];
+  snprintf(path, sizeof(path), "%s/answers", parent);
+  char* err = NULL;
+  bloomkv_options_t* options = bloomkv_options_create();
+  bloomkv_options_set_create_if_missing(options, 1);
+  bloomkv_options_set_answer_cache_capacity(options, 64 << 10);
+  bloomkv_t* db = bloomkv_open(options, path, &err);
+  CHECK_NO_ERROR(err);
+  CHECK(db != NULL);
+  if (db != NULL) {
+    char* usage = bloomkv_property_value(db, "bloomkv.resource-usage");
+    CHECK(usage != NULL && strstr(usage, "answer_cache_bytes: 65536\n"));
+    bloomkv_free(usage);
+    bloomkv_writeoptions_t* wo = bloomkv_writeoptions_create();
+    bloomkv_readoptions_t* ro = bloomkv_readoptions_create();
+    bloomkv_put(db, wo, "aZ3kQ9x", 7, "https://example.com/a", 21, &err);
+    CHECK_NO_ERROR(err);
+    bloomkv_flush(db, &err);
+    CHECK_NO_ERROR(err);
+    for (int read = 0; read < 3; read++) {
+      size_t n = 0;
+      char* got = bloomkv_get(db, ro, "aZ3kQ9x", 7, &n, &err);
+      CHECK_NO_ERROR(err);
+      CHECK(got != NULL && n == 21 &&
+            memcmp(got, "https://example.com/a", 21) == 0);
+      bloomkv_free(got);
+    }
+    bloomkv_readoptions_destroy(ro);
+    bloomkv_writeoptions_destroy(wo);
+    bloomkv_close(db);
+  }
+  bloomkv_options_destroy(options);
+  options = bloomkv_options_create();
+  bloomkv_options_set_create_if_missing(options, 1);
+  bloomkv_options_set_answer_cache_capacity(options, 100);
+  snprintf(path, sizeof(path), "%s/answers-invalid", parent);
+  CheckOpenRejects(options, path, "answer_cache_capacity must be");
+  bloomkv_options_destroy(options);
+}
+
 int main(void) {
   CHECK(bloomkv_major_version() >= 0 && bloomkv_minor_version() >= 0);
   char expected[32];
@@ -746,6 +790,7 @@ int main(void) {
   TestMemoryLimit(dir);
   TestMmapReads(dir);
   TestCompactionShape(dir);
+  TestAnswerCache(dir);
   TestFilters();
   RemoveTree(dir);
   if (failures > 0) {

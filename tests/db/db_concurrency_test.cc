@@ -159,18 +159,27 @@ TEST(ConcurrencyTest, ReadsNeverGoBackInTimeWhileViewsChange) {
   constexpr int kViewWriters = 2;
   constexpr int kViewReaders = 3;
   constexpr int kRounds = 120;  // versions written per key
-  // Without and with a row cache, whose answers must follow the segments
-  // the views install.
+  // Without caches of answers, with a row cache, and with an answer cache
+  // of 16 slots that readers fight over, whose answers must follow the
+  // segments the views install.
   // (1 MiB: room for every segment's answers, so that the check at the end
   // is not at the mercy of admission.)
-  for (size_t row_cache : {size_t{0}, size_t{1} << 20}) {
+  struct Caches {
+    size_t row_cache;
+    size_t answer_cache;
+  };
+  for (const Caches caches : {Caches{0, 0}, Caches{size_t{1} << 20, 0},
+                              Caches{0, size_t{4} << 10}}) {
+  const size_t row_cache = caches.row_cache;
   for (uint64_t seed : test::TestSeeds()) {
     SCOPED_TRACE("seed=" + std::to_string(seed) +
-                 " row cache=" + std::to_string(row_cache));
+                 " row cache=" + std::to_string(row_cache) +
+                 " answer cache=" + std::to_string(caches.answer_cache));
     test::TempDir dir;
     std::unique_ptr<DB> db;
     Options options = test::TinyCompactionOptions();
     options.row_cache_capacity = row_cache;
+    options.answer_cache_capacity = caches.answer_cache;
     ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
     const uint64_t gets_before = db->GetStats().gets;
 
@@ -269,16 +278,21 @@ TEST(ConcurrencyTest, ReadsNeverGoBackInTimeWhileViewsChange) {
     // segment the views they held kept alive.
     ASSERT_TRUE(db->CompactRange(nullptr, nullptr).ok());
     EXPECT_EQ(LiveSegments(db.get()), SegmentFilesIn(dir.path()));
-    if (row_cache > 0) {
+    if (row_cache > 0 || caches.answer_cache > 0) {
       // Whether the readers met the cache depends on timing; with every
-      // key in segments now, the second of two reads comes from it.
-      for (int pass = 0; pass < 2; pass++) {
+      // key in segments now, the second of two reads comes from the row
+      // cache, and the answer cache answers some of the third.
+      for (int pass = 0; pass < 3; pass++) {
         for (int k = 0; k < kKeys; k++) {
           ASSERT_TRUE(db->Get(ReadOptions(), OwnedKey(k), &v).ok());
           EXPECT_EQ(uint64_t{kRounds - 1}, VersionOf(v));
         }
       }
-      EXPECT_GE(db->GetStats().row_cache_hits, uint64_t{kKeys});
+      if (row_cache > 0) {
+        EXPECT_GE(db->GetStats().row_cache_hits, uint64_t{kKeys});
+      } else {
+        EXPECT_GT(db->GetStats().answer_cache_hits, 0u);
+      }
     }
   }
   }
@@ -455,6 +469,8 @@ TEST(ConcurrencyTest, ShardedStatisticsAreExactAtQuiescence) {
   constexpr int kGetsPerThread = 3000;
   test::TempDir dir;
   Options options = test::TinyCompactionOptions();
+  // Every found key then ends in a segment searched (checked below).
+  options.answer_cache_capacity = 0;
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
   for (int i = 0; i < 2000; i++) {

@@ -84,17 +84,24 @@ class ModelTest : public testing::Test {
 
 // Runs the model test with flushes only (level 0 grows) and with tiny
 // everything, so that flushes and compactions interleave with every kind of
-// operation.
+// operation; each without and with an answer cache (of four slots, so that
+// keys displace each other all the time, and of 256).
+struct ModelParams {
+  bool compaction;
+  size_t answer_cache_capacity;
+};
+
 class ModelTestP : public ModelTest,
-                   public testing::WithParamInterface<bool> {};
+                   public testing::WithParamInterface<ModelParams> {};
 
 TEST_P(ModelTestP, RandomOperationsMatchAStdMap) {
-  const bool compaction = GetParam();
+  const bool compaction = GetParam().compaction;
   for (uint64_t seed : test::TestSeeds()) {
     SCOPED_TRACE("seed=" + std::to_string(seed));
     test::TempDir dir;
     Options options = test::TinyCompactionOptions();
     if (!compaction) test::KeepEverythingInLevelZero(&options);
+    options.answer_cache_capacity = GetParam().answer_cache_capacity;
     std::unique_ptr<DB> db;
     ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
     Random rnd(seed);
@@ -104,6 +111,7 @@ TEST_P(ModelTestP, RandomOperationsMatchAStdMap) {
       Model model;
     };
     std::vector<Snap> snaps;
+    uint64_t answer_cache_hits = 0;  // of the databases closed so far
 
     for (int step = 0; step < 3000; step++) {
       const uint64_t op = rnd.Uniform(100);
@@ -144,15 +152,19 @@ TEST_P(ModelTestP, RandomOperationsMatchAStdMap) {
         ASSERT_TRUE(db->DeleteRange(WriteOptions(), begin, end).ok());
         EraseRange(&model, begin, end);
       } else if (op < 85) {
+        // Three times, so that an answer cache that took the key on its
+        // second miss answers the third.
         const std::string k = RandomKey(&rnd);
-        std::string v;
-        Status s = db->Get(ReadOptions(), k, &v);
-        auto m = model.find(k);
-        if (m == model.end()) {
-          ASSERT_TRUE(s.IsNotFound()) << k << ": " << s.ToString();
-        } else {
-          ASSERT_TRUE(s.ok()) << s.ToString();
-          ASSERT_EQ(m->second, v);
+        for (int read = 0; read < 3; read++) {
+          std::string v;
+          Status s = db->Get(ReadOptions(), k, &v);
+          auto m = model.find(k);
+          if (m == model.end()) {
+            ASSERT_TRUE(s.IsNotFound()) << k << ": " << s.ToString();
+          } else {
+            ASSERT_TRUE(s.ok()) << s.ToString();
+            ASSERT_EQ(m->second, v);
+          }
         }
       } else if (op < 88) {
         CheckIterator(db.get(), model, nullptr, &rnd);
@@ -189,6 +201,7 @@ TEST_P(ModelTestP, RandomOperationsMatchAStdMap) {
       } else if (op < 97) {
         for (auto& s : snaps) db->ReleaseSnapshot(s.snapshot);
         snaps.clear();
+        answer_cache_hits += db->GetStats().answer_cache_hits;
         db.reset();
         ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
       }
@@ -199,10 +212,18 @@ TEST_P(ModelTestP, RandomOperationsMatchAStdMap) {
     int deeper = 0;
     for (const auto& info : db->GetSegmentInfo()) deeper += info.level > 0;
     EXPECT_EQ(compaction, deeper > 0);
+    if (options.answer_cache_capacity > 0) {
+      EXPECT_GT(answer_cache_hits + db->GetStats().answer_cache_hits, 0u);
+    }
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(FlushOnlyAndCompaction, ModelTestP, testing::Bool());
+INSTANTIATE_TEST_SUITE_P(FlushOnlyAndCompaction, ModelTestP,
+                         testing::Values(ModelParams{false, 0},
+                                         ModelParams{true, 0},
+                                         ModelParams{false, 1024},
+                                         ModelParams{true, 1024},
+                                         ModelParams{true, 64 << 10}));
 
 }  // namespace
 }  // namespace bloomkv

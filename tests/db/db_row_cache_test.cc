@@ -31,6 +31,7 @@ class DBRowCacheTest : public testing::Test {
     options_ = test::TinyCompactionOptions();
     options_.block_cache_capacity = 0;  // every block read counts
     options_.row_cache_capacity = 1 << 20;
+    options_.answer_cache_capacity = 0;  // it would answer before the row cache
   }
   void Open() {
     db_.reset();

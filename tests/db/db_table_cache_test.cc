@@ -1040,6 +1040,7 @@ TEST(DBTableCacheTest, AHitOnAClosedSegmentReadsOnlyItsDataBlock) {
   OpenSegmentsEnv env(Env::Default());
   Options options = BudgetOptions(&env);
   options.block_cache_capacity = 0;  // every hit reads its block
+  options.answer_cache_capacity = 0;  // and no hit is answered without it
   std::unique_ptr<DB> db;
   ASSERT_TRUE(DB::Open(options, dir.path(), &db).ok());
   constexpr int kKeys = 6000;
@@ -1102,9 +1103,10 @@ TEST(DBTableCacheTest, ReportsMemoryAndOpenFiles) {
   EXPECT_EQ(0u, usage.at("row_cache_bytes"));  // none configured
   // Level 0 is stored raw: no value dictionaries.
   EXPECT_EQ(0u, usage.at("value_dictionary_bytes"));
+  EXPECT_EQ(Options().answer_cache_capacity, usage.at("answer_cache_bytes"));
   EXPECT_EQ(usage.at("memtable_bytes") + usage.at("filter_bytes") +
                 usage.at("index_bytes") + usage.at("value_dictionary_bytes") +
-                usage.at("block_cache_bytes"),
+                usage.at("block_cache_bytes") + usage.at("answer_cache_bytes"),
             usage.at("total_bytes"));
   std::string total;
   ASSERT_TRUE(db->GetProperty("bloomkv.approximate-memory-usage", &total));

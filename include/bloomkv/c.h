@@ -222,7 +222,7 @@ void bloomkv_options_set_block_cache_capacity(bloomkv_options_t* options,
 /* Options::row_cache_capacity; 0 (the default): no row cache. */
 void bloomkv_options_set_row_cache_capacity(bloomkv_options_t* options,
                                             size_t bytes);
-/* Options::answer_cache_capacity; 0 (the default): no answer cache,
+/* Options::answer_cache_capacity (default 8 MiB); 0: no answer cache,
    otherwise at least 512. */
 void bloomkv_options_set_answer_cache_capacity(bloomkv_options_t* options,
                                                size_t bytes);

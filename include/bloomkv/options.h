@@ -195,8 +195,8 @@ struct Options {
   // it suits a store read far more than written; a Get at an explicit
   // snapshot neither reads nor fills it (docs/operations.md). Its memory is
   // allocated at open. 0 disables it; otherwise at least 512 bytes.
-  // Default: 0.
-  size_t answer_cache_capacity = 0;
+  // Default: 8 MiB.
+  size_t answer_cache_capacity = 8 << 20;
 
   // Bytes of index blocks and filters kept in memory for the live segments'
   // whole life (GetProperty("bloomkv.resource-usage"): filter_bytes +

@@ -1,7 +1,8 @@
 // AnswerCache: the latest answer of the segments for popular keys
-// (Options::answer_cache_capacity), asked after the memtables and before
-// the level search, so that a key read again costs one slot instead of its
-// filters, index, block and value.
+// (Options::answer_cache_capacity). A lookup asks it once, at the first
+// segment whose filter lets the key through (SegmentLookup), so that a key
+// read again costs one slot instead of its index, block and value
+// searches, and a key every filter rules out never touches it.
 //
 // A slot is 256 bytes, direct-mapped by the key's hash, and holds one key's
 // answer (a value, a deletion, or that no segment holds the key) with the
@@ -27,7 +28,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string>
 
 #include "bloomkv/slice.h"

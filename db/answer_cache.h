@@ -40,7 +40,8 @@ class AnswerCache {
  public:
   // Bytes of one slot; also what capacity is divided by.
   static constexpr size_t kSlotBytes = 256;
-  // Longest key plus value a slot holds; longer answers are not kept.
+  // Longest key plus value a slot holds (what its 40-byte header leaves);
+  // longer answers are not kept.
   static constexpr size_t kMaxPayload = kSlotBytes - 40;
 
   // capacity: bytes, rounded down to a power of two slots.
@@ -80,7 +81,7 @@ class AnswerCache {
   // The first line holds what a miss reads: the sequence count, the
   // admission state and the header, then the first bytes of the key.
   struct alignas(128) Slot {
-    static constexpr size_t kDataWords = (kSlotBytes - 40) / 8;
+    static constexpr size_t kDataWords = kMaxPayload / 8;
 
     std::atomic<uint32_t> version{0};  // odd while the fields below change
     // Admission, outside the sequence lock: the tag of the last key that
@@ -95,7 +96,8 @@ class AnswerCache {
     std::atomic<uint64_t> sizes{0};  // key size | value size << 16 | tag << 32
     std::atomic<uint64_t> data[kDataWords];  // the key, then the value
   };
-  static_assert(sizeof(Slot) == kSlotBytes);
+  static_assert(sizeof(Slot) == kSlotBytes &&
+                offsetof(Slot, data) == kSlotBytes - kMaxPayload);
 
   Slot* SlotFor(uint64_t hash) const {
     return &slots_[(hash * 0x9E3779B97F4A7C15ull) >> shift_];

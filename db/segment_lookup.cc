@@ -98,24 +98,24 @@ bool SegmentLookup::Consult(const FileMetaData& f, int level,
   // without touching f.meta; a paged one (the database over its
   // filter_and_index_memory_limit) is read by the segment's reader.
   bool paged_filter = false;
+  bool may_match = true;
   if (f.filter != nullptr) {
     if (t != nullptr) t->had_filter = true;
-    if (!f.filter->KeyMayMatch(hash_)) {
-      consulted_++;
-      fc.Add(kSegmentLookups, 1);
-      return FilterNegative(fc, t);
-    }
+    may_match = f.filter->KeyMayMatch(hash_);
   } else {
     paged_filter = f.meta != nullptr && f.meta->filter != nullptr;
     if (t != nullptr) t->had_filter = paged_filter;
   }
-  // The segment is not searched: it is left out of the counters and trace.
-  if (answers_ != nullptr && !answers_asked_ && AnsweredByCache()) {
+  // A segment the answer cache answers for is not searched: it is left out
+  // of the counters and the trace.
+  if (may_match && answers_ != nullptr && !answers_asked_ &&
+      AnsweredByCache()) {
     if (t != nullptr) trace_->segments.pop_back();
     return true;
   }
   consulted_++;
   fc.Add(kSegmentLookups, 1);
+  if (!may_match) return FilterNegative(fc, t);
   const CacheKey row_key{f.number, hash_};
   bool admit = false;
   if (row_cache_ != nullptr) {
